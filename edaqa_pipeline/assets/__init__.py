@@ -1,0 +1,1 @@
+"""assets stage of the EDAQA pipeline."""

@@ -1,0 +1,188 @@
+"""Per-document assets: parse, extract typed artifacts, chunk, group occurrences.
+
+Each asset is a thin wrapper: load the partition's input, call the pure domain function,
+attach metadata and check results, return a Polars frame that the Parquet IO manager stores
+under ``STORAGE/tables/<asset>/<document key>.parquet``. A document that cannot be parsed
+fails its own partition with a ``Failure`` naming the file and the problem; other documents
+are unaffected.
+"""
+
+
+from collections import Counter
+from collections.abc import Iterator
+
+import polars as pl
+from dagster import (
+    AssetExecutionContext,
+    Failure,
+    MetadataValue,
+    Output,
+    asset,
+)
+
+from edaqa_pipeline import checks
+from edaqa_pipeline.corpus.scan import UnsafePathError, resolve_key
+from edaqa_pipeline.extraction.artifacts import extract_artifacts
+from edaqa_pipeline.extraction.chunks import build_chunks
+from edaqa_pipeline.extraction.occurrences import build_occurrences
+from edaqa_pipeline.jobs import DOCUMENT_ASSETS
+from edaqa_pipeline.extraction.semantic_llm import LLMSemanticExtractor
+from edaqa_pipeline.model import (
+    ARTIFACTS_SCHEMA,
+    BLOCKS_SCHEMA,
+    CHUNKS_SCHEMA,
+    OCCURRENCES_SCHEMA,
+    frame,
+)
+from edaqa_pipeline.parsing.documents import parse_document
+from edaqa_pipeline.parsing.errors import DocumentError
+from edaqa_pipeline.partitions import documents_partitions
+from edaqa_pipeline.resources import LLMResource
+from edaqa_pipeline.settings_resource import PipelineSettings
+from edaqa_pipeline.storage.tables import drop_partition
+from edaqa_pipeline.validation import structure
+
+GROUP = "documents"
+
+
+def _line_bound(df: pl.DataFrame) -> int | None:
+    ends = df.filter(pl.col("page").is_null())["end_line"]
+    return int(ends.max()) if len(ends) and ends.max() is not None else None  # type: ignore[arg-type]
+
+
+def _preview(df: pl.DataFrame, columns: list[str], n: int = 5) -> MetadataValue:
+    rows = df.select(columns).head(n).to_dicts()
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        cells = [str(row[c]).replace("\n", " ").replace("|", "\\|")[:80] for c in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return MetadataValue.md("\n".join(lines))
+
+
+@asset(
+    partitions_def=documents_partitions,
+    group_name=GROUP,
+    kinds={"python", "polars", "parquet"},
+    check_specs=checks.check_specs("parsed_documents"),
+    description="Blocks of one source document (Markdown via markdown-it-py, PDF via pymupdf) "
+    "with section paths and 1-based line spans (or page + bbox).",
+)
+def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings) -> Iterator:
+    cfg = settings.settings()
+    key = context.partition_key
+    try:
+        path = resolve_key(cfg.corpus_root, key)
+        if not path.is_file():
+            raise DocumentError(key, f"file not found under {cfg.corpus_root}")
+        doc, blocks = parse_document(path.read_bytes(), key, cfg.max_document_mb)
+    except (DocumentError, UnsafePathError) as exc:
+        # A failed document must not keep serving the rows of its previous version.
+        drop_partition(cfg.tables_dir, DOCUMENT_ASSETS, key)
+        raise Failure(description=str(exc), metadata={"document": key}, allow_retries=False) from None
+    df = frame(blocks, BLOCKS_SCHEMA)
+    kinds = Counter(df["kind"].to_list())
+    yield Output(
+        df,
+        metadata={
+            "document": key,
+            "format": doc["format"],
+            "source_sha256": doc["source_sha256"],
+            "n_lines": doc["n_lines"],
+            "n_pages": doc["n_pages"],
+            "title": doc["title"],
+            "dagster/row_count": df.height,
+            **{f"blocks_{k}": v for k, v in sorted(kinds.items())},
+            "preview": _preview(df, ["kind", "start_line", "end_line", "page", "text"]),
+        },
+    )
+    n_lines = doc["n_lines"] if doc["format"] == "markdown" else None
+    yield from checks.results("parsed_documents", df, structure.block_problems(df, n_lines))
+
+
+@asset(
+    partitions_def=documents_partitions,
+    group_name=GROUP,
+    kinds={"python", "polars", "parquet"},
+    check_specs=checks.check_specs("typed_artifacts"),
+    pool="llm",
+    description="Typed artifacts (codeblock, inline_command, table, figure, procedure, text, "
+    "constraint, diagnostic, file) with provenance and the rule that extracted them.",
+)
+def typed_artifacts(
+    context: AssetExecutionContext, parsed_documents: pl.DataFrame, llm: LLMResource
+) -> Iterator:
+    client = llm.get_client()
+    rows = extract_artifacts(parsed_documents.to_dicts(), LLMSemanticExtractor(client))
+    df = frame(rows, ARTIFACTS_SCHEMA)
+    types = Counter(df["artifact_type"].to_list())
+    yield Output(
+        df,
+        metadata={
+            "dagster/row_count": df.height,
+            "llm_provider": client.provider,
+            **{f"artifacts_{t}": n for t, n in sorted(types.items())},
+            **{f"llm_{k}": v for k, v in client.stats.as_metadata().items()},
+            "preview": _preview(df, ["artifact_type", "start_line", "rule", "content"]),
+        },
+    )
+    yield from checks.results(
+        "typed_artifacts", df, structure.artifact_problems(df, _line_bound(parsed_documents))
+    )
+
+
+@asset(
+    partitions_def=documents_partitions,
+    group_name=GROUP,
+    kinds={"python", "polars", "parquet"},
+    check_specs=checks.check_specs("chunks"),
+    description="Retrieval chunks: section-aligned, tables never split, sentence boundaries "
+    "kept, token-bounded; content-derived ids and exact line spans.",
+)
+def chunks(parsed_documents: pl.DataFrame, settings: PipelineSettings) -> Iterator:
+    cfg = settings.settings()
+    df = frame(build_chunks(parsed_documents.to_dicts(), cfg.chunk_max_tokens), CHUNKS_SCHEMA)
+    yield Output(
+        df,
+        metadata={
+            "dagster/row_count": df.height,
+            "tokens_total": int(df["n_tokens"].sum() or 0),
+            "tokens_max": int(df["n_tokens"].max() or 0),  # type: ignore[arg-type]
+            "preview": _preview(df, ["start_line", "end_line", "n_tokens", "text"]),
+        },
+    )
+    yield from checks.results("chunks", df, structure.chunk_problems(df, _line_bound(parsed_documents)))
+
+
+@asset(
+    partitions_def=documents_partitions,
+    group_name=GROUP,
+    kinds={"python", "polars", "parquet"},
+    check_specs=checks.check_specs("occurrences"),
+    description="Occurrences: local usage events (artifacts grouped under one section, code / "
+    "procedure / diagnostic as boundaries) with a canonical command or file anchor.",
+)
+def occurrences(
+    parsed_documents: pl.DataFrame,
+    typed_artifacts: pl.DataFrame,
+    chunks: pl.DataFrame,
+    settings: PipelineSettings,
+) -> Iterator:
+    cfg = settings.settings()
+    rows = build_occurrences(
+        parsed_documents.to_dicts(), typed_artifacts.to_dicts(), chunks.to_dicts(),
+        cfg.occurrence_min_chars,
+    )
+    df = frame(rows, OCCURRENCES_SCHEMA)
+    kinds = Counter(df["anchor_kind"].to_list())
+    yield Output(
+        df,
+        metadata={
+            "dagster/row_count": df.height,
+            "anchors": df.filter(pl.col("anchor_kind") != "section")["anchor"].n_unique(),
+            **{f"anchor_kind_{k}": v for k, v in sorted(kinds.items())},
+            "preview": _preview(df, ["anchor", "anchor_kind", "artifact_types"]),
+        },
+    )
+    yield from checks.results(
+        "occurrences", df, structure.occurrence_problems(df, typed_artifacts, chunks)
+    )

@@ -1,0 +1,1 @@
+"""The corpus folder: which files are documents, their keys and content hashes."""

@@ -1,0 +1,1 @@
+"""evaluation stage of the EDAQA pipeline."""

@@ -1,0 +1,194 @@
+"""Run every retrieval method on every question and aggregate the metrics.
+
+One loop, one order (methods in the order given, questions in file order), so that two runs on
+the same inputs give identical metrics apart from the latency fields. Only ``retrieve()`` is
+timed. The answerer sees the evidence packed to the 2048-token budget, the same set that the
+``@2048t`` metrics and ``context_tokens_mean`` measure: the headline numbers describe what the
+answerer actually got.
+
+Aggregation: a metric's value is the mean over the questions where it applies (per-question
+value not None); a metric that applies to no question is omitted, not reported as 0. ``bleu``
+is sacrebleu's corpus BLEU (0-100) over the method's answers; the latencies are the p50/p95 of
+the per-question retrieval times. All floats are rounded to 6 decimals; the means are taken over
+the rounded per-question values that results.jsonl holds, so that anyone can recompute
+metrics.json from results.jsonl exactly (:func:`build_metrics`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from tqdm import tqdm
+
+from edaqa_pipeline.evaluation import metrics as m
+from edaqa_pipeline.evaluation.atomic import Embed, Judge, atomic_rouge
+from edaqa_pipeline.evaluation.qa import QAItem
+from edaqa_pipeline.model import EvidenceItem
+
+Answerer = Callable[[str, list[EvidenceItem]], str]
+
+BUDGET_TOKENS = m.DEFAULT_BUDGET_TOKENS
+BUDGET_SUFFIX = f"@{BUDGET_TOKENS}t"
+LATENCY_KEYS: tuple[str, ...] = ("latency_ms_p50", "latency_ms_p95")
+ROUND = 6
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    name: str
+
+    def retrieve(self, query: str, k: int) -> list[EvidenceItem]: ...
+
+
+def _r(x: float) -> float:
+    return round(float(x), ROUND)
+
+
+def question_scores(
+    item: QAItem,
+    evidence: Sequence[EvidenceItem],
+    packed: Sequence[EvidenceItem],
+    answer: str,
+    *,
+    embed: Embed | None = None,
+    judge: Judge | None = None,
+) -> dict[str, float]:
+    """Every per-question metric that applies to ``item`` (rounded); others are absent."""
+    s: dict[str, float | None] = {}
+    for k in m.KS:
+        s[f"doc_recall@{k}"] = m.doc_recall_at_k(evidence, item.gold_docs, k)
+    s["mrr@10"] = m.mrr_at_k(evidence, item.gold_docs, 10)
+    s["ndcg@10"] = m.ndcg_at_k(evidence, item.gold_docs, 10)
+    for k in m.KS:
+        s[f"ref_recall@{k}"] = m.ref_recall_at_k(evidence, item.ref_passages, k)
+    s[f"ref_recall{BUDGET_SUFFIX}"] = m.ref_recall(packed, item.ref_passages)
+    for suffix, ev in [*((f"@{k}", list(evidence)[:k]) for k in m.KS), (BUDGET_SUFFIX, packed)]:
+        spans = m.span_scores(ev, item.gold_spans)
+        if spans is not None:
+            for name, value in spans.items():
+                s[f"span_{name}{suffix}"] = value
+    s["rougeL"] = m.rouge_l(answer, item.answer)
+    atomic = atomic_rouge(
+        answer, item.atomic_facts, embed=embed, judge=judge, question=item.question
+    )
+    if atomic is not None:
+        s["atomic_p"], s["atomic_r"], s["atomic_f1"] = atomic.precision, atomic.recall, atomic.f1
+    if judge is not None and item.answer.strip():
+        s["llm_score"] = float(judge(item.question, item.answer, answer))
+    s["context_tokens"] = m.context_tokens(packed)
+    return {key: _r(v) for key, v in s.items() if v is not None}
+
+
+def aggregate(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, float], str | None]:
+    """Metrics of one method over ``rows`` (result rows); returns (metrics, bleu signature)."""
+    out: dict[str, float] = {}
+    keys = sorted({k for row in rows for k in row["scores"]})
+    for key in keys:
+        values = [row["scores"][key] for row in rows if key in row["scores"]]
+        name = "context_tokens_mean" if key == "context_tokens" else key
+        mean = m.mean(values)
+        if mean is not None:
+            out[name] = _r(mean)
+    signature = None
+    scored = [row for row in rows if row["reference_answer"].strip()]
+    bleu = m.corpus_bleu([r["answer"] for r in scored], [r["reference_answer"] for r in scored])
+    if bleu is not None:
+        out["bleu"], signature = _r(bleu[0]), bleu[1]
+    latencies = [row["retrieval_ms"] for row in rows]
+    for key, q in zip(LATENCY_KEYS, (50, 95), strict=True):
+        value = m.percentile(latencies, q)
+        if value is not None:
+            out[key] = _r(value)
+    return dict(sorted(out.items())), signature
+
+
+def run_evaluation(
+    items: list[QAItem],
+    retrievers: dict[str, Retriever],
+    answer: Answerer,
+    *,
+    k: int = 10,
+    embed: Embed | None = None,
+    judge: Judge | None = None,
+    progress: bool = True,
+) -> tuple[dict, list[dict]]:
+    """Evaluate each retriever on each question; returns (metrics.json dict, result rows)."""
+    rows: list[dict[str, Any]] = []
+    with tqdm(
+        total=len(items) * len(retrievers), disable=not progress, desc="eval", unit="q"
+    ) as bar:
+        for method, retriever in retrievers.items():
+            bar.set_postfix_str(method)
+            for item in items:
+                t0 = time.perf_counter()
+                evidence = list(retriever.retrieve(item.question, k))
+                elapsed_ms = (time.perf_counter() - t0) * 1000.0
+                evidence = evidence[:k]
+                packed = m.pack_to_budget(evidence, BUDGET_TOKENS)
+                generated = answer(item.question, packed)
+                rows.append(
+                    {
+                        "id": item.id,
+                        "method": method,
+                        "category": item.category,
+                        "question": item.question,
+                        "reference_answer": item.answer,
+                        "answer": generated,
+                        "retrieval_ms": _r(elapsed_ms),
+                        "evidence": [e.to_json() for e in evidence],
+                        "scores": question_scores(
+                            item, evidence, packed, generated, embed=embed, judge=judge
+                        ),
+                    }
+                )
+                bar.update(1)
+    return build_metrics(items, list(retrievers), rows), rows
+
+
+def build_metrics(
+    items: Sequence[QAItem], methods: Sequence[str], rows: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The metrics.json structure from result rows (overall and per category)."""
+    metrics: dict[str, Any] = {"n_questions": len(items), "methods": {}, "by_category": {}}
+    signature = None
+    for method in methods:
+        mine = [r for r in rows if r["method"] == method]
+        metrics["methods"][method], sig = aggregate(mine)
+        signature = signature or sig
+    for category in sorted({it.category for it in items}):
+        metrics["by_category"][category] = {
+            method: aggregate(
+                [r for r in rows if r["method"] == method and r["category"] == category]
+            )[0]
+            for method in methods
+        }
+    if signature is not None:
+        metrics["bleu_signature"] = signature
+    return metrics
+
+
+def write_outputs(
+    out_dir: str | Path,
+    metrics: dict[str, Any],
+    results: list[dict[str, Any]],
+    *,
+    reproduced: str | None = None,
+) -> dict[str, Path]:
+    """Write metrics.json, results.jsonl, report.md and report.html; returns their paths."""
+    from edaqa_pipeline.evaluation.report import write_report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"metrics": out / "metrics.json", "results": out / "results.jsonl"}
+    paths["metrics"].write_text(
+        json.dumps(metrics, sort_keys=True, indent=2) + "\n", encoding="utf-8"
+    )
+    with paths["results"].open("w", encoding="utf-8") as fh:
+        for row in results:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    paths["report_md"], paths["report_html"] = write_report(out, metrics, reproduced=reproduced)
+    return paths

@@ -1,0 +1,1 @@
+"""extraction stage of the EDAQA pipeline."""

@@ -1,0 +1,1 @@
+"""generation stage of the EDAQA pipeline."""

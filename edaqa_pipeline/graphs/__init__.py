@@ -1,0 +1,1 @@
+"""graphs stage of the EDAQA pipeline."""

@@ -1,0 +1,74 @@
+"""Retrieval summaries S(e) of functional units, serialised by artifact type.
+
+The paper serialises S(e) by artifact type so that the unit embedding retains the type
+composition T(e). The offline summary is deterministic: a header with the anchor, the unit
+kind, the section and the type set, then one line per artifact type in schema order holding
+the most informative bits of that type (synopsis line of code, table header and first-column
+keys, procedure steps, constraint and diagnostic sentences, first text sentences). It is
+bounded so that it fits the encoder's 256-token window. The generator never sees it: it only
+serves unit retrieval; evidence is always the original chunks reached through chunks(e).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from edaqa_pipeline.model import ARTIFACT_TYPES, normalise_ws
+
+MAX_CHARS = 1000
+PER_TYPE_CHARS = 220
+
+
+def _table_keys(table: str) -> str:
+    lines = [ln for ln in table.split("\n") if ln.strip()]
+    if not lines:
+        return ""
+    header = normalise_ws(lines[0].strip("|").replace("|", ";"))
+    keys = []
+    for line in lines[2:] if len(lines) > 2 and set(lines[1].replace("|", "").strip()) <= set("-: ") else lines[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0]:
+            keys.append(cells[0].strip("`"))
+    return f"{header}: {', '.join(keys)}"
+
+
+def _snippet(artifact_type: str, content: str) -> str:
+    if artifact_type == "table":
+        return _table_keys(content)
+    if artifact_type == "codeblock":
+        return normalise_ws(" ".join(content.split("\n")[:6]))
+    if artifact_type == "procedure":
+        steps = re.findall(r"^\s*\d+[.)]\s*(.+)$", content, flags=re.M)
+        return "; ".join(normalise_ws(s) for s in steps) if steps else normalise_ws(content)
+    return normalise_ws(content)
+
+
+def offline_summary(
+    anchor: str, anchor_kind: str, kind: str, section_path: list[str], artifacts: list[dict[str, Any]]
+) -> str:
+    types = sorted({a["artifact_type"] for a in artifacts}, key=ARTIFACT_TYPES.index)
+    label = anchor if anchor_kind != "section" else ""
+    head = [f"{anchor_kind}: {label}".strip() if label else "",
+            f"section: {' > '.join(section_path)}" if section_path else "",
+            f"types: {', '.join(types)}"]
+    if kind == "cross_document":
+        docs = sorted({a["document"] for a in artifacts})
+        head.append(f"documents: {', '.join(docs)}")
+    lines = [h for h in head if h]
+    for artifact_type in types:
+        pieces: list[str] = []
+        seen: set[str] = set()
+        for art in artifacts:
+            if art["artifact_type"] != artifact_type:
+                continue
+            snippet = _snippet(artifact_type, art["content"])
+            if snippet and snippet not in seen:
+                seen.add(snippet)
+                pieces.append(snippet)
+        body = " | ".join(pieces)
+        if len(body) > PER_TYPE_CHARS:
+            body = body[:PER_TYPE_CHARS].rsplit(" ", 1)[0] + " ..."
+        lines.append(f"[{artifact_type}] {body}")
+    text = "\n".join(lines)
+    return text[:MAX_CHARS]

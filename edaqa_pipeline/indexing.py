@@ -1,0 +1,217 @@
+"""``edaqa index``: materialise every asset for a corpus through a persistent Dagster instance.
+
+The runs land in ``STORAGE/dagster_home`` (SQLite), so ``dagster dev`` pointed at the same
+``DAGSTER_HOME`` shows them. Only documents whose bytes changed since the last successful
+index are re-run (``STORAGE/index_state.json``); deleted documents lose their partition and
+their stored rows; the cross-document assets then run once, incrementally. A document that
+fails is reported (file + reason) and leaves no stale rows behind; every other one indexes.
+
+Writes ``STORAGE/manifest.json``::
+
+    {"documents": [...], "failed": [{"document", "error"}],
+     "tables": {ASSET: {"rows", "content_hash", "semantic_hash"}}, "timings": {ASSET: s},
+     "units": {...}}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from edaqa_pipeline.corpus.scan import CorpusFile, scan_corpus
+from edaqa_pipeline.jobs import CORPUS_ASSETS, DOCUMENT_ASSETS
+from edaqa_pipeline.settings import Settings
+from edaqa_pipeline.storage.hashing import content_hash, semantic_hash
+from edaqa_pipeline.storage.tables import drop_partition, read_partitions, read_table
+
+DAGSTER_YAML = """\
+# Local instance for `edaqa index` runs (written by edaqa; safe to edit).
+storage:
+  sqlite:
+    base_dir: {base}
+telemetry:
+  enabled: false
+"""
+
+
+@dataclass
+class IndexReport:
+    documents: list[str] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)
+    reindexed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def settings_for(corpus: Path, storage: Path) -> Settings:
+    base = Settings.from_env()
+    storage = storage.resolve()
+    return Settings(
+        corpus_root=corpus.resolve(),
+        storage_root=storage,
+        lancedb_uri=os.environ.get("EDAQA_LANCEDB_URI", str(storage / "lancedb")),
+        encoder_path=base.encoder_path,
+        max_document_mb=base.max_document_mb,
+        chunk_max_tokens=base.chunk_max_tokens,
+        occurrence_min_chars=base.occurrence_min_chars,
+        anchor_cap=base.anchor_cap,
+    )
+
+
+def instance_for(storage: Path):  # type: ignore[no-untyped-def]
+    """The persistent Dagster instance of this storage root (created on first use)."""
+    from dagster import DagsterInstance
+
+    home = storage / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML.format(base=str(home / "storage")))
+    os.environ["DAGSTER_HOME"] = str(home)
+    return DagsterInstance.get()
+
+
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def _failure_message(result: Any) -> str:
+    """The user-facing reason of a failed run: a ``Failure`` description, else the root error."""
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        data = event.event_specific_data
+        if data.user_failure_data is not None and data.user_failure_data.description:
+            return data.user_failure_data.description
+        error = data.error
+        while error is not None and error.cause is not None:
+            error = error.cause
+        if error is None:
+            return "step failed"
+        message = error.message.strip().splitlines()[-1] if error.message.strip() else ""
+        if message.startswith(f"{error.cls_name}:"):
+            return f"{event.step_key}: {message}"
+        return f"{event.step_key}: {error.cls_name}: {message}"
+    return "run failed"
+
+
+def _step_seconds(instance: Any, run_id: str, timings: dict[str, float]) -> None:
+    for stat in instance.get_run_step_stats(run_id):
+        if stat.start_time and stat.end_time:
+            timings[stat.step_key] = timings.get(stat.step_key, 0.0) + (stat.end_time - stat.start_time)
+
+
+def _load_state(path: Path) -> dict[str, str]:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def table_summary(cfg: Settings, documents: list[str]) -> dict[str, dict[str, Any]]:
+    tables: dict[str, dict[str, Any]] = {}
+    for asset in DOCUMENT_ASSETS:
+        df = read_partitions(cfg.tables_dir, asset, documents)
+        if df is not None:
+            tables[asset] = {"rows": df.height, "content_hash": content_hash(df),
+                             "semantic_hash": semantic_hash(df)}
+    for asset in (*CORPUS_ASSETS,):
+        df = read_table(cfg.tables_dir, asset)
+        if df is not None:
+            tables[asset] = {"rows": df.height, "content_hash": content_hash(df),
+                             "semantic_hash": semantic_hash(df)}
+    return tables
+
+
+def unit_counts(cfg: Settings) -> dict[str, Any]:
+    import polars as pl
+
+    edges = read_table(cfg.tables_dir, "unit_hyperedges")
+    rejections = read_table(cfg.tables_dir, "unit_rejections")
+    nodes = read_table(cfg.tables_dir, "unit_nodes")
+    if edges is None:
+        return {}
+    by_rule = {}
+    if rejections is not None and rejections.height:
+        by_rule = {r: n for r, n in rejections.group_by("rule").len().sort("rule").iter_rows()}
+    return {
+        "units": edges.height,
+        "units_within_source": edges.filter(pl.col("kind") == "occurrence").height,
+        "units_cross_document": edges.filter(pl.col("kind") == "cross_document").height,
+        "nodes": nodes.height if nodes is not None else 0,
+        "rejections": by_rule,
+    }
+
+
+def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print) -> IndexReport:  # type: ignore[no-untyped-def]
+    """Index ``corpus`` into ``storage``; see the module docstring."""
+    from dagster import in_process_executor
+
+    from edaqa_pipeline.definitions import build_definitions
+    from edaqa_pipeline.partitions import DOCUMENTS
+
+    cfg = settings_for(corpus, storage)
+    cfg.storage_root.mkdir(parents=True, exist_ok=True)
+    instance = instance_for(cfg.storage_root)
+    defs = build_definitions(cfg, executor=in_process_executor)
+    doc_job = defs.resolve_job_def("index_document")
+    corpus_job = defs.resolve_job_def("assemble_corpus")
+
+    files, refused = scan_corpus(cfg.corpus_root)
+    report = IndexReport(refused=[{"document": n, "error": p} for n, p in refused])
+    state_path = cfg.storage_root / "index_state.json"
+    state = {} if force else _load_state(state_path)
+    current = {f.key: f for f in files}
+    existing = set(instance.get_dynamic_partitions(DOCUMENTS))
+    new_keys = sorted(set(current) - existing)
+    if new_keys:
+        instance.add_dynamic_partitions(DOCUMENTS, new_keys)
+    gone = sorted(existing - set(current))
+    for key in gone:
+        instance.delete_dynamic_partition(DOCUMENTS, key)
+    for key in sorted(set(state) - set(current)) + gone:
+        drop_partition(cfg.tables_dir, DOCUMENT_ASSETS, key)
+        state.pop(key, None)
+        if key not in report.deleted:
+            report.deleted.append(key)
+
+    timings: dict[str, float] = {}
+    todo: list[CorpusFile] = [f for f in files if state.get(f.key) != f.sha256]
+    for number, file in enumerate(todo, 1):
+        started = time.perf_counter()
+        result = doc_job.execute_in_process(partition_key=file.key, instance=instance,
+                                            run_config=QUIET_RUN_CONFIG, raise_on_error=False)
+        _step_seconds(instance, result.run_id, timings)
+        if result.success:
+            state[file.key] = file.sha256
+            report.reindexed.append(file.key)
+            log(f"[{number}/{len(todo)}] indexed {file.key} ({time.perf_counter() - started:.1f} s)")
+        else:
+            message = _failure_message(result)
+            drop_partition(cfg.tables_dir, DOCUMENT_ASSETS, file.key)
+            state.pop(file.key, None)
+            report.failed.append({"document": file.key, "error": message})
+            log(f"[{number}/{len(todo)}] FAILED {file.key}: {message}")
+    state_path.write_text(json.dumps(state, sort_keys=True, indent=1))
+
+    corpus_missing = any(read_table(cfg.tables_dir, a) is None for a in CORPUS_ASSETS)
+    if todo or report.deleted or corpus_missing or force:
+        result = corpus_job.execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG,
+                                               raise_on_error=False)
+        _step_seconds(instance, result.run_id, timings)
+        if not result.success:
+            raise RuntimeError(f"cross-document assets failed: {_failure_message(result)}")
+
+    report.documents = sorted(k for k in current if k in state)
+    manifest = {
+        "corpus": str(cfg.corpus_root),
+        "documents": report.documents,
+        "failed": sorted(report.failed, key=lambda f: f["document"]) + report.refused,
+        "tables": table_summary(cfg, report.documents),
+        "timings": {k: round(v, 3) for k, v in sorted(timings.items())},
+        "units": unit_counts(cfg),
+    }
+    (cfg.storage_root / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    report.manifest = manifest
+    return report

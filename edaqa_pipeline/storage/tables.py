@@ -1,0 +1,41 @@
+"""Where tables live on disk, and reading them back outside Dagster (CLI, manifests, tests).
+
+The Dagster IO manager (dagster-polars ``PolarsParquetIOManager``) writes unpartitioned
+assets to ``<tables>/<asset>.parquet`` and per-document partitions to
+``<tables>/<asset>/<document key>.parquet``; these helpers read the same layout, so that
+``edaqa ask`` and ``edaqa eval`` work without loading Dagster.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+
+def table_path(tables_dir: Path, asset: str) -> Path:
+    return tables_dir / f"{asset}.parquet"
+
+
+def read_table(tables_dir: Path, asset: str) -> pl.DataFrame | None:
+    """An unpartitioned asset's table, or None if it was never materialised."""
+    path = table_path(tables_dir, asset)
+    return pl.read_parquet(path) if path.is_file() else None
+
+
+def partition_path(tables_dir: Path, asset: str, key: str) -> Path:
+    return tables_dir / asset / f"{key}.parquet"
+
+
+def read_partitions(tables_dir: Path, asset: str, keys: list[str]) -> pl.DataFrame | None:
+    """The listed partitions of a per-document asset concatenated (missing ones skipped)."""
+    frames = [pl.read_parquet(p) for k in sorted(keys) if (p := partition_path(tables_dir, asset, k)).is_file()]
+    if not frames:
+        return None
+    return pl.concat(frames, how="vertical_relaxed")
+
+
+def drop_partition(tables_dir: Path, assets: tuple[str, ...], key: str) -> None:
+    """Remove a document's stored partitions, so a failed or deleted file leaves no stale rows."""
+    for asset in assets:
+        partition_path(tables_dir, asset, key).unlink(missing_ok=True)

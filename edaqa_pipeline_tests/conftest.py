@@ -1,0 +1,1 @@
+pytest_plugins = ["edaqa_pipeline_tests.conftest_llm"]
