@@ -15,6 +15,7 @@ Writes ``STORAGE/manifest.json``::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -109,6 +110,12 @@ def _load_state(path: Path) -> dict[str, str]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def _save_state(path: Path, state: dict[str, str]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, sort_keys=True, indent=1))
+    os.replace(tmp, path)
+
+
 def table_summary(cfg: Settings, documents: list[str]) -> dict[str, dict[str, Any]]:
     tables: dict[str, dict[str, Any]] = {}
     for asset in DOCUMENT_ASSETS:
@@ -185,6 +192,7 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print)
         _step_seconds(instance, result.run_id, timings)
         if result.success:
             state[file.key] = file.sha256
+            _save_state(state_path, state)  # an interrupted index resumes after this document
             report.reindexed.append(file.key)
             log(f"[{number}/{len(todo)}] indexed {file.key} ({time.perf_counter() - started:.1f} s)")
         else:
@@ -193,15 +201,22 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print)
             state.pop(file.key, None)
             report.failed.append({"document": file.key, "error": message})
             log(f"[{number}/{len(todo)}] FAILED {file.key}: {message}")
-    state_path.write_text(json.dumps(state, sort_keys=True, indent=1))
+    _save_state(state_path, state)
 
+    # The corpus assets are rebuilt whenever the set of indexed documents differs from the one
+    # they were last built for (also after an interrupted run that indexed documents but died
+    # before this step).
+    corpus_state = cfg.storage_root / "corpus_state.json"
+    fingerprint = hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
+    built_for = json.loads(corpus_state.read_text()).get("fingerprint") if corpus_state.is_file() else None
     corpus_missing = any(read_table(cfg.tables_dir, a) is None for a in CORPUS_ASSETS)
-    if todo or report.deleted or corpus_missing or force:
+    if built_for != fingerprint or corpus_missing or force:
         result = corpus_job.execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG,
                                                raise_on_error=False)
         _step_seconds(instance, result.run_id, timings)
         if not result.success:
             raise RuntimeError(f"cross-document assets failed: {_failure_message(result)}")
+        corpus_state.write_text(json.dumps({"fingerprint": fingerprint}))
 
     report.documents = sorted(k for k in current if k in state)
     manifest = {

