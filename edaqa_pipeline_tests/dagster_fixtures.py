@@ -29,7 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "sample"
 VENV_BIN = REPO / ".venv" / "bin"
 
-DOCUMENT_ASSETS = ("parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings")
+DOCUMENT_ASSETS = (
+    "parsed_documents",
+    "typed_artifacts",
+    "chunks",
+    "occurrences",
+    "chunk_embeddings",
+)
 UNIT_ASSETS = (
     "unit_hyperedges", "unit_nodes", "unit_provenance", "unit_chunk_edges",
     "unit_chunk_contents", "unit_type_bags", "unit_rejections",
@@ -140,7 +146,9 @@ def copy_sample(root: Path, names: list[str]) -> Path:
 def make_settings(corpus: Path, storage: Path) -> Settings:
     """Settings with every write (tables, LanceDB, LLM cache) under ``storage``."""
     storage = storage.resolve()
-    return Settings(corpus_root=corpus.resolve(), storage_root=storage, lancedb_uri=str(storage / "lancedb"))
+    return Settings(
+        corpus_root=corpus.resolve(), storage_root=storage, lancedb_uri=str(storage / "lancedb")
+    )
 
 
 def pipeline_settings(cfg: Settings) -> PipelineSettings:
@@ -167,7 +175,9 @@ def offline_environment() -> Iterator[pytest.MonkeyPatch]:
 
 def subprocess_env(storage: Path, dagster_home: Path | None = None, **extra: str) -> dict[str, str]:
     """Environment for a dagster CLI/server child: storage and DAGSTER_HOME in tmp, offline."""
-    env = {k: v for k, v in os.environ.items() if k not in LLM_ENV_VARS and k not in EDAQA_PATH_VARS}
+    env = {
+        k: v for k, v in os.environ.items() if k not in LLM_ENV_VARS and k not in EDAQA_PATH_VARS
+    }
     env.update(
         EDAQA_STORAGE=str(storage),
         HF_HUB_OFFLINE="1",
@@ -241,4 +251,7 @@ def materialized_keys(result: Any) -> set[str]:
 
 def check_outcomes(result: Any) -> dict[str, bool]:
     """{"asset:check": passed} of an execution result's check evaluations."""
-    return {ev.asset_check_key.to_user_string(): ev.passed for ev in result.get_asset_check_evaluations()}
+    return {
+        ev.asset_check_key.to_user_string(): ev.passed
+        for ev in result.get_asset_check_evaluations()
+    }

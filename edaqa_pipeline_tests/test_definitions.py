@@ -40,7 +40,9 @@ def defs(tmp_path_factory: pytest.TempPathFactory) -> Definitions:
     root = tmp_path_factory.mktemp("defs")
     corpus = write_corpus(root / "corpus", {"a.md": "# A\n\ntext\n"})
     with offline_environment():
-        return build_definitions(make_settings(corpus, root / "storage"), executor=in_process_executor)
+        return build_definitions(
+            make_settings(corpus, root / "storage"), executor=in_process_executor
+        )
 
 
 def _user_keys(keys) -> set[str]:  # type: ignore[no-untyped-def]
@@ -103,7 +105,12 @@ def test_every_asset_has_group_and_kinds(defs):
     groups = {name: specs[name].group_name for name in specs}
     assert {groups[a] for a in DOCUMENT_ASSETS} <= {"documents", "indexes"}
     assert {groups[a] for a in UNIT_ASSETS} == {"functional_units"}
-    assert groups["chunk_embeddings"] == groups["chunk_index"] == groups["unit_embeddings"] == "indexes"
+    assert (
+        groups["chunk_embeddings"]
+        == groups["chunk_index"]
+        == groups["unit_embeddings"]
+        == "indexes"
+    )
 
 
 def test_per_document_assets_are_partitioned_by_document(defs):

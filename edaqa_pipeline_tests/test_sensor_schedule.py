@@ -27,7 +27,6 @@ from dagster import (
     build_sensor_context,
     in_process_executor,
 )
-from dagster._core.definitions.partitions.context import partition_loading_context
 
 from edaqa_pipeline.definitions import build_definitions
 from edaqa_pipeline.partitions import DOCUMENTS
@@ -71,7 +70,9 @@ class SensorDriver:
         if isinstance(result, SensorResult):
             for request in result.dynamic_partitions_requests or []:
                 if isinstance(request, AddDynamicPartitionsRequest):
-                    self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+                    self.instance.add_dynamic_partitions(
+                        request.partitions_def_name, list(request.partition_keys)
+                    )
                 elif isinstance(request, DeleteDynamicPartitionsRequest):
                     for key in request.partition_keys:
                         self.instance.delete_dynamic_partition(request.partitions_def_name, key)
@@ -88,7 +89,9 @@ class SensorDriver:
 
 def _repository(tmp_path: Path):  # type: ignore[no-untyped-def]
     corpus = write_corpus(tmp_path / "repo_corpus", {"x.md": DOC_C})
-    defs = build_definitions(make_settings(corpus, tmp_path / "repo_storage"), executor=in_process_executor)
+    defs = build_definitions(
+        make_settings(corpus, tmp_path / "repo_storage"), executor=in_process_executor
+    )
     return defs.get_repository_def()
 
 
@@ -180,7 +183,10 @@ def test_first_tick_adds_partitions_and_requests_one_run_per_document(driver, co
         assert run.partition_key in run.run_key
         assert run.tags["edaqa/reason"] == "added"
     assert len({r.run_key for r in runs}) == 2
-    assert cursor_documents(result.cursor) == {"a.md": sha(corpus / "a.md"), "b.md": sha(corpus / "b.md")}
+    assert cursor_documents(result.cursor) == {
+        "a.md": sha(corpus / "a.md"),
+        "b.md": sha(corpus / "b.md"),
+    }
     assert driver.partitions() == {"a.md", "b.md"}
 
 
@@ -188,22 +194,26 @@ def test_ticks_validate_against_the_repository(persistent_instance, corpus, tmp_
     """evaluate_tick applies the daemon's checks (job names, partition keys of the job)."""
     repo = _repository(tmp_path)
     driver = SensorDriver(corpus, tmp_path / "storage", persistent_instance)
+    # With an instance_ref the context resolves partition keys against the instance plus the
+    # tick's own AddDynamicPartitionsRequest, as the daemon does.
     context = build_sensor_context(
-        instance=driver.instance, cursor=None, resources=driver.resources, repository_def=repo
-    )
-    # The sensor daemon evaluates ticks inside this context (dagster/_daemon/sensor.py).
-    with partition_loading_context(dynamic_partitions_store=driver.instance):
-        data = corpus_sensor.evaluate_tick(context)
+        instance=driver.instance, instance_ref=driver.instance.get_ref(), cursor=None,
+        resources=driver.resources, repository_def=repo,
+    )  # fmt: skip
+    data = corpus_sensor.evaluate_tick(context)
     assert sorted((r.job_name, r.partition_key) for r in data.run_requests or []) == [
         ("index_document", "a.md"), ("index_document", "b.md"),
     ]  # fmt: skip
     driver.tick()
     (corpus / "b.md").unlink()
     context = build_sensor_context(
-        instance=driver.instance, cursor=driver.cursor, resources=driver.resources, repository_def=repo
-    )
+        instance=driver.instance, instance_ref=driver.instance.get_ref(), cursor=driver.cursor,
+        resources=driver.resources, repository_def=repo,
+    )  # fmt: skip
     data = corpus_sensor.evaluate_tick(context)
-    assert [(r.job_name, r.partition_key) for r in data.run_requests or []] == [("assemble_corpus", None)]
+    assert [(r.job_name, r.partition_key) for r in data.run_requests or []] == [
+        ("assemble_corpus", None)
+    ]
     assert data.cursor is not None
 
 
@@ -219,7 +229,9 @@ def test_second_tick_without_change_skips(driver):
 
 def test_modified_file_requests_one_run_with_a_new_run_key(driver, corpus):
     first = {r.partition_key: r.run_key for r in _runs(driver.tick())}
-    (corpus / "a.md").write_text(DOC_A + "\nOne more paragraph about placement.\n", encoding="utf-8")
+    (corpus / "a.md").write_text(
+        DOC_A + "\nOne more paragraph about placement.\n", encoding="utf-8"
+    )
     result = driver.tick()
     runs = _runs(result)
     assert [r.partition_key for r in runs] == ["a.md"]
@@ -283,7 +295,9 @@ def test_partition_missing_from_instance_is_added_again(driver, corpus):
 
 
 def test_symlink_outside_the_corpus_is_never_requested(tmp_path, corpus, driver):
-    outside = write_corpus(tmp_path / "outside", {"secret.md": "# Secret\n\nnot part of the corpus\n"})
+    outside = write_corpus(
+        tmp_path / "outside", {"secret.md": "# Secret\n\nnot part of the corpus\n"}
+    )
     (corpus / "link.md").symlink_to(outside / "secret.md")
     (corpus / "linkdir").symlink_to(outside, target_is_directory=True)
     result = driver.tick()

@@ -1,0 +1,182 @@
+"""Retrievers on real indexes (real MiniLM vectors, real LanceDB), fusion maths, idempotent
+index writes, deletions, and citations that point at the lines they quote."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edaqa_pipeline.generation.extractive import extractive_answer
+from edaqa_pipeline.indexing import index_corpus
+from edaqa_pipeline.retrieval import lance_store
+from edaqa_pipeline.retrieval.retrievers import (
+    METHODS,
+    FunctionAwareRetriever,
+    fused_score,
+    make_retriever,
+    rrf,
+    top_rows,
+)
+from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NotIndexedError
+
+
+def test_fused_score_is_equation_5() -> None:
+    assert fused_score(0.5, 0.8) == pytest.approx(0.4 * 0.5 + 0.6 * 0.8)
+    assert fused_score(0.5, 0.8, alpha=1.0) == pytest.approx(0.5)
+
+
+def test_reciprocal_rank_fusion_by_hand() -> None:
+    scores = rrf([[7, 3], [3, 9]], k=60)
+    assert scores[7] == pytest.approx(1 / 61)
+    assert scores[3] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores[9] == pytest.approx(1 / 62)
+
+
+def test_top_rows_breaks_ties_by_row() -> None:
+    import numpy as np
+
+    assert top_rows(np.array([0.1, 0.9, 0.9, 0.5]), 3) == [1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def snapshot(sample_index) -> IndexSnapshot:  # type: ignore[no-untyped-def]
+    _, storage, _ = sample_index
+    return IndexSnapshot.load(storage)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_table_row_question(snapshot: IndexSnapshot, method: str) -> None:
+    evidence = make_retriever(method, snapshot).retrieve(
+        "What is the default value of the -starts_with option of define_power_grid?", 5)
+    assert any(e.doc == "pdn.md" and "Default: `GROUND`" in e.text for e in evidence), [e.citation() for e in evidence]
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_code_question(snapshot: IndexSnapshot, method: str) -> None:
+    evidence = make_retriever(method, snapshot).retrieve(
+        "Show a Tcl script that builds a clock tree with sink clustering and a cluster size", 5)
+    assert any(e.doc == "cts.md" and "build_clock_tree -root_buffer" in e.text for e in evidence)
+
+
+def test_pdf_question_cites_a_page(snapshot: IndexSnapshot) -> None:
+    evidence = make_retriever("bm25", snapshot).retrieve("quiescent current of the NX-LDO33 regulator", 5)
+    pdf = [e for e in evidence if e.doc.endswith(".pdf")]
+    assert pdf, [e.citation() for e in evidence]
+    assert pdf[0].page == 1 and pdf[0].start_line is None
+    assert pdf[0].citation() == "nimbus_ldo_datasheet.pdf:p1"
+
+
+def test_evidence_carries_the_path_that_found_it(snapshot: IndexSnapshot) -> None:
+    evidence = make_retriever("fa_hybrid", snapshot).retrieve("place_cells density", 5)
+    assert {e.path for e in evidence} <= {"unit", "chunk", "unit+chunk"}
+    assert all(e.start_line is not None or e.page is not None for e in evidence)
+
+
+def test_citations_point_at_lines_that_contain_the_quoted_text(sample_index, snapshot: IndexSnapshot) -> None:  # type: ignore[no-untyped-def]
+    corpus, _, _ = sample_index
+    questions = [
+        "What is the default of -starts_with in define_power_grid?",
+        "How do I enable sink clustering?",
+        "What does CTS-0107 mean?",
+        "What is the allowed range of -density for place_cells?",
+    ]
+    checked = 0
+    for question in questions:
+        evidence = make_retriever("fa_hybrid", snapshot).retrieve(question, 5)
+        answer = extractive_answer(question, evidence)
+        for block, doc, start, end in re.findall(r"(.*?)\n\[([^\]:]+\.md):L(\d+)(?:-L(\d+))?\]\n*", answer, flags=re.S):
+            lines = (corpus / doc).read_text().split("\n")[int(start) - 1 : int(end or start)]
+            for quoted in block.strip().split("\n"):
+                if quoted.strip() and not quoted.startswith("| ---"):
+                    assert quoted.strip() in "\n".join(lines) or quoted.strip().startswith("| Switch"), (doc, start, quoted)
+                    checked += 1
+    assert checked >= 4
+
+
+def test_unit_path_finds_cross_document_evidence(tmp_path: Path) -> None:
+    """A command documented in one manual and used in another: only the unit path links them."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "zork.md").write_text(
+        "# Zork router\n\n## zork_route\n\nThe `zork_route` command routes nets with the zork engine.\n\n"
+        "```tcl\nzork_route -layers list [-effort level]\n```\n\n#### Options\n\n"
+        "| Switch Name | Description |\n| --- | --- |\n| `-layers` | Routing layers. |\n"
+        "| `-effort` | Effort from 1 to 5. Default: `3`. |\n"
+    )
+    (corpus / "flows.md").write_text(
+        "# Reference flows\n\n## Tapeout checklist for the quarterly shuttle\n\n"
+        "Budget reviews, sign-off owners and the calendar of the shuttle are agreed first.\n\n"
+        "```tcl\nzork_route -layers {M2 M3 M4} -effort 5\nsave_design top_routed\n```\n\n"
+        "The meeting notes are stored with the shuttle calendar and reviewed weekly by the owners.\n"
+    )
+    (corpus / "misc.md").write_text(
+        "# Misc\n\n## Licensing\n\nThe tool set is free software. Contributions are welcome.\n"
+    )
+    storage = tmp_path / "storage"
+    report = index_corpus(corpus, storage, log=lambda *_: None)
+    assert not report.failed
+    snap = IndexSnapshot.load(storage)
+    cross = snap.units.filter(snap.units["kind"] == "cross_document")
+    assert cross["anchor"].to_list() == ["zork_route"]
+    question = "Which effort levels does the zork_route command accept?"
+    dense_docs = {e.doc for e in make_retriever("dense", snap).retrieve(question, 1)}
+    cross_row = snap.units["kind"].to_list().index("cross_document")
+    linked_docs = {snap.chunk_records[r]["document"] for r in snap.unit_chunk_rows[cross_row]}
+    assert linked_docs == {"zork.md", "flows.md"}
+    fa = FunctionAwareRetriever(snap, top_chunks=1)
+    q = snap.base.encode([question])[0]
+    found = fa.candidates(q, q)
+    unit_only = [snap.chunk_records[r]["document"] for r, path in found.items() if path == "unit"]
+    assert "flows.md" in unit_only and "flows.md" not in dense_docs
+    evidence = FunctionAwareRetriever(snap, name="fa_hybrid", top_chunks=1).retrieve(question, 5)
+    assert "flows.md" in {e.doc for e in evidence}
+
+
+def test_index_writes_are_idempotent_and_deletions_reach_every_index(tmp_path: Path) -> None:
+    from edaqa_pipeline_tests.fixtures_index import copy_corpus
+
+    corpus = copy_corpus(tmp_path / "corpus", ["overview.md", "placement.md", "timing.md"])
+    storage = tmp_path / "storage"
+    index_corpus(corpus, storage, log=lambda *_: None)
+    uri = str(storage / "lancedb")
+    rows = lance_store.read_table(uri, lance_store.CHUNK_TABLE).num_rows
+    units = lance_store.read_table(uri, lance_store.UNIT_TABLE).num_rows
+    index_corpus(corpus, storage, force=True, log=lambda *_: None)  # re-run every partition
+    assert lance_store.read_table(uri, lance_store.CHUNK_TABLE).num_rows == rows
+    assert lance_store.read_table(uri, lance_store.UNIT_TABLE).num_rows == units
+
+    (corpus / "timing.md").unlink()
+    index_corpus(corpus, storage, log=lambda *_: None)
+    chunks = lance_store.read_table(uri, lance_store.CHUNK_TABLE)
+    assert "timing.md" not in set(chunks.column("document").to_pylist())
+    unit_docs = lance_store.read_table(uri, lance_store.UNIT_TABLE).column("document").to_pylist()
+    assert not any("timing.md" in d.split(",") for d in unit_docs)
+    snap = IndexSnapshot.load(storage)
+    assert "timing.md" not in set(snap.chunks["document"].to_list())
+    for method in METHODS:
+        evidence = make_retriever(method, snap).retrieve("report_slack digits", 10)
+        assert all(e.doc != "timing.md" for e in evidence)
+
+
+def test_ask_cli_json_contract(sample_index) -> None:  # type: ignore[no-untyped-def]
+    _, storage, _ = sample_index
+    out = subprocess.run(
+        [sys.executable, "-m", "edaqa_pipeline.cli", "ask", "How do I enable sink clustering?",
+         "--storage", str(storage), "--method", "hybrid_rrf", "--k", "3", "--json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    payload = json.loads(out.stdout)
+    assert set(payload) == {"question", "method", "answer", "retrieval_ms", "evidence"}
+    assert payload["method"] == "hybrid_rrf" and len(payload["evidence"]) == 3
+    assert set(payload["evidence"][0]) == {"doc", "start_line", "end_line", "page", "text", "score", "path"}
+    assert "[cts.md:L" in payload["answer"]
+
+
+def test_ask_on_empty_storage_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(NotIndexedError, match="edaqa index"):
+        IndexSnapshot.load(tmp_path)
