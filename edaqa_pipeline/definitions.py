@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from dagster import (
+    AssetSelection,
     AutomationConditionSensorDefinition,
     Definitions,
     ExecutorDefinition,
@@ -22,8 +23,8 @@ from dagster import (
 )
 from dagster_polars import PolarsParquetIOManager
 
-from edaqa_pipeline.assets import documents, indexes, units
-from edaqa_pipeline.jobs import assemble_corpus_job, corpus_selection, index_document_job
+from edaqa_pipeline.assets import documents, evaluation, indexes, units
+from edaqa_pipeline.jobs import assemble_corpus_job, corpus_selection, evaluate_job, index_document_job
 from edaqa_pipeline.resources import LLMResource
 from edaqa_pipeline.schedules import nightly_refresh
 from edaqa_pipeline.sensors import corpus_sensor
@@ -43,14 +44,14 @@ def executor_from_env() -> ExecutorDefinition:
 
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
     cfg = settings or Settings.from_env()
-    all_assets = load_assets_from_modules([documents, units, indexes])
+    all_assets = load_assets_from_modules([documents, units, indexes, evaluation])
     return Definitions(
         assets=all_assets,
-        jobs=[index_document_job, assemble_corpus_job],
+        jobs=[index_document_job, assemble_corpus_job, evaluate_job],
         sensors=[
             corpus_sensor,
             AutomationConditionSensorDefinition(
-                "corpus_automation_sensor", target=corpus_selection, minimum_interval_seconds=60
+                "corpus_automation_sensor", target=corpus_selection | AssetSelection.assets("eval_reports"), minimum_interval_seconds=60
             ),
         ],
         schedules=[nightly_refresh],

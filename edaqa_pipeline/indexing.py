@@ -83,6 +83,14 @@ QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}
 def _failure_message(result: Any) -> str:
     """The user-facing reason of a failed run: a ``Failure`` description, else the root error."""
     for event in result.all_events:
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            evaluation = event.event_specific_data
+            if not evaluation.passed:
+                problems = evaluation.metadata.get("problems") or evaluation.metadata.get("failed")
+                detail = getattr(problems, "value", None) or "failed"
+                return (f"{evaluation.asset_key.to_user_string()} check "
+                        f"{evaluation.check_name} failed: {detail}")
+    for event in result.all_events:
         if event.event_type_value != "STEP_FAILURE":
             continue
         data = event.event_specific_data

@@ -19,6 +19,10 @@ index_document_job = define_asset_job(
     partitions_def=documents_partitions,
     description="Parse, extract, chunk, group and embed one document (one partition).",
 )
+evaluate_job = define_asset_job(
+    "evaluate", selection=AssetSelection.assets("eval_reports"),
+    description="Run the evaluation report on the current indexes.",
+)
 assemble_corpus_job = define_asset_job(
     "assemble_corpus",
     selection=corpus_selection,

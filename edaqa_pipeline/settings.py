@@ -52,5 +52,6 @@ class Settings:
             encoder_path=os.environ.get("EDAQA_ENCODER", ""),
             max_document_mb=float(os.environ.get("EDAQA_MAX_DOCUMENT_MB", "20")),
             chunk_max_tokens=int(os.environ.get("EDAQA_CHUNK_MAX_TOKENS", "400")),
+            occurrence_min_chars=int(os.environ.get("EDAQA_OCCURRENCE_MIN_CHARS", "120")),
             anchor_cap=int(os.environ.get("EDAQA_ANCHOR_CAP", "8")),
         )

@@ -214,8 +214,6 @@ def test_empty_file(indexed: Indexed) -> None:
     assert indexed.failed["empty.md"] == "empty.md: file is empty (no Markdown content)"
 
 
-@pytest.mark.xfail(strict=True, reason="markdown.decode_markdown checks emptiness before removing "
-                   "the BOM; the file then fails a structure check with an unreadable message")
 def test_bom_only_file_is_empty(indexed: Indexed) -> None:
     assert indexed.failed["bom_only.md"] == "bom_only.md: file is empty (no Markdown content)"
 
@@ -225,9 +223,6 @@ def test_bom_only_file_fails_alone(indexed: Indexed) -> None:
     assert "bom_only.md" not in indexed.manifest["documents"]
 
 
-@pytest.mark.xfail(strict=True, reason="markdown.py emits a code block with empty text for an empty "
-                   "fence; the blocking parsed_documents structure check then fails the whole "
-                   "(valid) document with 'DagsterAssetCheckFailedError: ...structurally_valid'")
 def test_valid_markdown_with_an_empty_code_block_indexes(indexed: Indexed) -> None:
     assert "empty_block.md" in indexed.manifest["documents"], indexed.failed.get("empty_block.md")
 

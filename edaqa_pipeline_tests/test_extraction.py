@@ -318,12 +318,6 @@ def test_normalise_anchor(raw: str, expected: str) -> None:
     assert normalise_anchor(raw) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="anchors.normalise_anchor tests FILE_NAME (lower-case extensions, relative paths) "
-    "before lower-casing, so upper-case extensions and absolute paths keep their folders; the "
-    "docstring's own doctest fails (see report)",
-)
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

@@ -242,7 +242,6 @@ FENCE_BUG = "markdown.py: the unterminated check accepts any fence-like last lin
     "closing fence of the opening character and length (see report)"
 
 
-@pytest.mark.xfail(strict=True, reason=FENCE_BUG)
 @pytest.mark.parametrize(
     "src",
     [
@@ -265,7 +264,6 @@ EMPTY_BLOCK_BUG = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=EMPTY_BLOCK_BUG)
 @pytest.mark.parametrize(
     "src",
     [
@@ -297,15 +295,10 @@ def test_empty_file(data: bytes) -> None:
     assert refusal(data).problem == "file is empty (no Markdown content)"
 
 
-@pytest.mark.xfail(strict=True, reason="decode_markdown tests emptiness before removing the BOM, "
-                   "so a BOM-only file parses to zero blocks and fails later with an unreadable "
-                   "check error (see report)")
 def test_bom_only_file_is_empty() -> None:
     assert refusal(b"\xef\xbb\xbf\r\n").problem == "file is empty (no Markdown content)"
 
 
-@pytest.mark.xfail(strict=True, reason="a file with only HTML comments parses to zero blocks, which "
-                   "fails later with an unreadable check error instead of a DocumentError (see report)")
 def test_comment_only_file_is_refused() -> None:
     assert "no Markdown content" in refusal(b"<!-- nothing here -->\n").problem
 

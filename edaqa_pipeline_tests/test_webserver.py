@@ -21,12 +21,14 @@ import pytest
 
 from edaqa_pipeline_tests.dagster_fixtures import (
     ALL_ASSETS,
+    DOCUMENT_ASSETS,
     JOBS,
     REPO,
     SCHEDULES,
     SENSORS,
     VENV_BIN,
     free_port,
+    make_settings,
     reset_signals,
     stop_process_group,
     subprocess_env,
@@ -155,6 +157,22 @@ def webserver(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
 
 
 @pytest.fixture(scope="module")
+def local_defs(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The same definitions built in this process (what the server should be serving)."""
+    from dagster import in_process_executor
+
+    from edaqa_pipeline.definitions import build_definitions
+
+    root = tmp_path_factory.mktemp("local_defs")
+    return build_definitions(make_settings(root, root / "storage"), executor=in_process_executor)
+
+
+@pytest.fixture(scope="module")
+def defs_specs(local_defs):  # type: ignore[no-untyped-def]
+    return {s.key.to_user_string(): s for s in local_defs.resolve_all_asset_specs()}
+
+
+@pytest.fixture(scope="module")
 def repository(webserver) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     data = _graphql(webserver["base"], REPOSITORY_QUERY)["repositoriesOrError"]
     assert data["__typename"] == "RepositoryConnection", data
@@ -179,33 +197,20 @@ def test_every_asset_is_served(repository):
     assert keys == ALL_ASSETS
 
 
-def test_assets_have_groups_kinds_and_partitions(repository):
+def test_assets_have_groups_kinds_and_partitions(repository, defs_specs):
     for node in repository["assetNodes"]:
         name = "/".join(node["assetKey"]["path"])
-        assert node["groupName"] in {"documents", "functional_units", "indexes"}, name
-        assert node["kinds"], name
+        spec = defs_specs[name]
+        assert node["groupName"] == spec.group_name and spec.group_name != "default", name
+        assert set(node["kinds"]) == set(spec.kinds) and node["kinds"], name
     partitioned = {
         "/".join(n["assetKey"]["path"]) for n in repository["assetNodes"] if n["isPartitioned"]
     }
-    assert partitioned == {
-        "parsed_documents",
-        "typed_artifacts",
-        "chunks",
-        "occurrences",
-        "chunk_embeddings",
-    }
+    assert partitioned == set(DOCUMENT_ASSETS)
 
 
-def test_every_declared_check_is_served(repository, tmp_path):
-    from dagster import in_process_executor
-
-    from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline_tests.dagster_fixtures import make_settings
-
-    defs = build_definitions(
-        make_settings(tmp_path, tmp_path / "storage"), executor=in_process_executor
-    )
-    declared = {k.to_user_string() for k in defs.resolve_asset_graph().asset_check_keys}
+def test_every_declared_check_is_served(repository, local_defs):
+    declared = {k.to_user_string() for k in local_defs.resolve_asset_graph().asset_check_keys}
     served: set[str] = set()
     for node in repository["assetNodes"]:
         name = "/".join(node["assetKey"]["path"])

@@ -33,10 +33,11 @@ def normalise_anchor(raw: str) -> str:
     """
     text = raw.strip().strip("`'\"[]{}").strip()
     text = re.sub(r"\(\s*\)$", "", text)
-    text = text.split()[0] if text.split() else ""
-    if FILE_NAME.fullmatch(text):
-        text = text.rsplit("/", 1)[-1]
-    return text.lower()
+    text = text.split()[0].lower() if text.split() else ""
+    base = text.rsplit("/", 1)[-1]
+    if FILE_NAME.fullmatch(base):
+        text = base
+    return text
 
 
 def is_placeholder(anchor: str) -> bool:

@@ -121,6 +121,9 @@ def build_chunks(
             bbox = [min(b[0] for b in boxes), min(b[1] for b in boxes),
                     max(b[2] for b in boxes), max(b[3] for b in boxes)]
         heading = " > ".join(section)
+        # What the encoders see: the section path and the blocks' content (no fence or heading
+        # markup), so equivalent Markdown embeds identically.
+        body = "\n".join(p["text"] for p in pieces if p["kind"] != "heading")
         chunks.append(
             {
                 "chunk_id": stable_id("chk", document, semantic, dup),
@@ -128,7 +131,7 @@ def build_chunks(
                 "ordinal": len(chunks),
                 "section_path": list(section),
                 "text": text,
-                "embed_text": f"{heading}\n{text}" if heading else text,
+                "embed_text": f"{heading}\n{body}" if heading else body,
                 "block_ids": sorted({p["block_id"] for p in pieces}),
                 "n_tokens": approx_tokens(text),
                 "start_line": first["start_line"],

@@ -53,6 +53,8 @@ def decode_markdown(data: bytes, document: str) -> str:
             "re-encode the file as UTF-8",
         ) from None
     text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise DocumentError(document, "file is empty (no Markdown content)")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -111,6 +113,8 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
     seen: Counter[tuple[str, str]] = Counter()
 
     def emit(kind: str, content: str, span: tuple[int, int], **extra: Any) -> None:
+        if not content.strip():  # empty fence / directive / heading: nothing to cite
+            return
         key = (kind, normalise_ws(content))
         dup = seen[key]
         seen[key] += 1
@@ -167,7 +171,11 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
             if label not in ("tableofcontents", "toctree", "eval-rst"):
                 emit("admonition", tok.content.rstrip("\n"), span, meta={"label": label})
         elif tok.type in ("fence", "code_block"):
-            unterminated = tok.type == "fence" and not _CLOSING_FENCE.match(lines[span[1] - 1])
+            closing = _CLOSING_FENCE.match(lines[span[1] - 1])
+            closed = bool(closing) and closing.group(1)[0] == tok.markup[:1] and len(
+                closing.group(1)
+            ) >= len(tok.markup)
+            unterminated = tok.type == "fence" and not closed
             unterminated = unterminated or (tok.type == "fence" and span[1] - span[0] < 1)
             meta = {"fence": tok.markup[:1] if tok.markup else "indent"}
             if unterminated:
@@ -194,6 +202,8 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
                 emit("html", raw, span)
         i = close + 1
 
+    if not blocks:
+        raise DocumentError(document, "no Markdown content (only comments or blank lines)")
     title = next((b["text"] for b in blocks if b["kind"] == "heading"), document)
     doc_row = {
         "document": document,

@@ -28,6 +28,18 @@ class NotIndexedError(RuntimeError):
     """The storage root has no index (run ``edaqa index`` first)."""
 
 
+def indexed_documents(storage: Path) -> list[str]:
+    """Documents in the index: those of the last ``chunk_index`` materialisation (whether it
+    ran from ``edaqa index``, the UI or the sensor), else ``manifest.json``."""
+    index = read_table(storage / "tables", "chunk_index")
+    if index is not None:
+        return sorted(index["document"].to_list())
+    manifest_path = storage / "manifest.json"
+    if manifest_path.is_file():
+        return list(json.loads(manifest_path.read_text())["documents"])
+    raise NotIndexedError(f"{storage} holds no index: run `edaqa index --corpus DIR --storage {storage}` first")
+
+
 @dataclass
 class IndexSnapshot:
     storage: Path
@@ -44,12 +56,8 @@ class IndexSnapshot:
     @classmethod
     def load(cls, storage: Path, lancedb_uri: str | None = None, adapter: str = "") -> IndexSnapshot:
         storage = Path(storage).resolve()
-        manifest_path = storage / "manifest.json"
-        if not manifest_path.is_file():
-            raise NotIndexedError(f"{storage} has no manifest.json: run `edaqa index --storage {storage}` first")
-        manifest = json.loads(manifest_path.read_text())
-        documents = list(manifest["documents"])
         tables = storage / "tables"
+        documents = indexed_documents(storage)
         chunks = read_partitions(tables, "chunks", documents)
         vectors = read_partitions(tables, "chunk_embeddings", documents)
         if chunks is None or vectors is None:

@@ -1,0 +1,70 @@
+"""The ``eval_reports`` asset: every retrieval method on the same questions, one report.
+
+Re-materialises when the indexes change (automation condition on ``chunk_index`` and
+``unit_embeddings``). Config names the QA files (our ``edaqa`` format or ORD-QA with its source
+map) and the methods; each QA file gets ``STORAGE/eval/<name>/`` with ``metrics.json``,
+``results.jsonl``, ``report.md`` and ``report.html``. The asset's value is the metrics as a
+long table; its metadata carries the Markdown table and the plot.
+"""
+
+from pathlib import Path
+
+import polars as pl
+from dagster import AssetExecutionContext, Config, MetadataValue, asset
+
+from edaqa_pipeline.assets.units import CORPUS_CONDITION
+from edaqa_pipeline.settings import REPO_ROOT
+from edaqa_pipeline.settings_resource import PipelineSettings
+
+DEFAULT_METHODS = ["bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid"]
+
+
+class EvalReportConfig(Config):
+    qa_files: list[str] = ["data/sample_qa.jsonl"]
+    source_map: str = ""
+    methods: list[str] = DEFAULT_METHODS
+    k: int = 10
+
+
+@asset(
+    deps=["chunk_index", "unit_embeddings"],
+    group_name="evaluation",
+    kinds={"python", "polars", "html"},
+    automation_condition=CORPUS_CONDITION,
+    description="Evaluation report comparing every retrieval method on the configured QA files.",
+)
+def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, settings: PipelineSettings) -> pl.DataFrame:
+    from edaqa_pipeline.evaluation.qa import load_qa
+    from edaqa_pipeline.evaluation.report import plot_method_bars, render_markdown
+    from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
+    from edaqa_pipeline.generation.extractive import extractive_answer
+    from edaqa_pipeline.retrieval.retrievers import make_retriever
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+    cfg = settings.settings()
+    snapshot = IndexSnapshot.load(cfg.storage_root, cfg.lancedb_uri)
+    retrievers = {m: make_retriever(m, snapshot) for m in config.methods}
+    rows = []
+    markdown = []
+    plot = None
+    for qa in config.qa_files:
+        path = Path(qa) if Path(qa).is_absolute() else REPO_ROOT / qa
+        items = load_qa(path, "auto", (REPO_ROOT / config.source_map) if config.source_map else None)
+        metrics, results = run_evaluation(items, retrievers, extractive_answer, k=config.k,
+                                          embed=snapshot.base.encode, progress=False)
+        out = cfg.storage_root / "eval" / path.stem
+        written = write_outputs(out, metrics, results, reproduced=f"eval_reports asset, {qa}")
+        markdown.append(f"### {path.name} ({metrics['n_questions']} questions)\n\n" + render_markdown(metrics))
+        for method, values in metrics["methods"].items():
+            rows.extend({"qa_file": path.name, "method": method, "metric": m, "value": float(v)}
+                        for m, v in sorted(values.items()))
+        context.log.info(f"wrote {written['report_html']}")
+        if plot is None:
+            plot = plot_method_bars(metrics["methods"])
+    metadata = {"report": MetadataValue.md("\n\n".join(markdown)), "dagster/row_count": len(rows),
+                "report_dir": str(cfg.storage_root / "eval")}
+    if plot is not None:
+        metadata["plot"] = MetadataValue.md(f"![retrieval by method](data:image/png;base64,{plot})")
+    context.add_output_metadata(metadata)
+    return pl.DataFrame(rows, schema={"qa_file": pl.String(), "method": pl.String(), "metric": pl.String(),
+                                      "value": pl.Float64()})
