@@ -122,10 +122,37 @@ route_design -detail
 ```
 """
 
-# Parses (valid UTF-8 Markdown) but yields no blocks: the structural check must fail.
+# Valid UTF-8 Markdown without any block (only a comment): the parser refuses it with a
+# DocumentError ("no Markdown content"), so the partition fails with a Failure.
 NO_BLOCKS_DOC = "<!-- x -->\n"
 # Invalid UTF-8 (0xff cannot start a sequence): parse_document raises a DocumentError.
 CORRUPT_DOC = b"# Corrupt\n\nbad byte here: \xff\xfe end\n"
+
+
+INJECTED_PROBLEM = "injected by the test: block rejected"
+
+
+@contextlib.contextmanager
+def failing_structure_check(*documents: str) -> Iterator[None]:
+    """Make parsed_documents' blocking structural check fail for ``documents`` (in-process runs).
+
+    Tests the Dagster wiring of a failed blocking check without depending on which inputs the
+    parser happens to accept today: ``structure.block_problems`` reports one extra problem for
+    the listed documents and is unchanged for every other one.
+    """
+    from edaqa_pipeline.validation import structure
+
+    original = structure.block_problems
+
+    def block_problems(df: Any, n_lines: int | None) -> list[str]:
+        problems = list(original(df, n_lines))
+        if df.height and set(df["document"].to_list()) & set(documents):
+            problems.append(INJECTED_PROBLEM)
+        return problems
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(structure, "block_problems", block_problems)
+        yield
 
 
 def write_corpus(root: Path, files: Mapping[str, str | bytes]) -> Path:

@@ -1,10 +1,12 @@
 """Per-document and cross-document assets materialised through Dagster on tiny corpora.
 
-One module-scoped scenario indexes four documents on one ephemeral instance, each in its own
+One module-scoped scenario indexes five documents on one ephemeral instance, each in its own
 run like the sensor would launch them: two good manuals (one through the ``index_document``
-job, one through ``materialize``), one that parses to no blocks (its blocking structural check
-must stop the downstream assets) and one with invalid UTF-8 (its partition must fail with a
-message naming the file). Then ``assemble_corpus`` builds the unit tables from what succeeded.
+job, one through ``materialize``), one whose blocks the structural check rejects (a problem
+injected into ``structure.block_problems``; the blocking check must stop the downstream
+assets), one with only an HTML comment and one with invalid UTF-8 (both refused by the parser:
+their partition must fail with a message naming the file). Then ``assemble_corpus`` builds the
+unit tables from what succeeded.
 Every write goes to tmp (tables, LanceDB, LLM cache); the LLM resource is offline; embeddings
 use the packaged MiniLM.
 """
@@ -34,9 +36,11 @@ from edaqa_pipeline_tests.dagster_fixtures import (
     DOC_B,
     DOC_C,
     DOCUMENT_ASSETS,
+    INJECTED_PROBLEM,
     NO_BLOCKS_DOC,
     UNIT_ASSETS,
     check_outcomes,
+    failing_structure_check,
     make_settings,
     materialized_keys,
     offline_environment,
@@ -52,8 +56,10 @@ DOCUMENT_SCHEMAS: dict[str, dict[str, Any]] = {
     "chunk_embeddings": EMBEDDINGS_SCHEMA,
 }
 GOOD = ("a.md", "b.md")
+REJECTED = "rejected.md"
 NO_BLOCKS = "empty.md"
 CORRUPT = "corrupt.md"
+REFUSED = (NO_BLOCKS, CORRUPT)
 
 
 @dataclass
@@ -88,13 +94,14 @@ def _index_document(defs: Definitions, instance: DagsterInstance, key: str) -> A
 def indexed(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("materialize")
     corpus = write_corpus(root / "corpus", {
-        "a.md": DOC_A, "b.md": DOC_B, NO_BLOCKS: NO_BLOCKS_DOC, CORRUPT: CORRUPT_DOC,
+        "a.md": DOC_A, "b.md": DOC_B, REJECTED: DOC_C, NO_BLOCKS: NO_BLOCKS_DOC,
+        CORRUPT: CORRUPT_DOC,
     })  # fmt: skip
     cfg = make_settings(corpus, root / "storage")
     with offline_environment():
         defs = build_definitions(cfg, executor=in_process_executor)
         instance = DagsterInstance.ephemeral()
-        instance.add_dynamic_partitions(DOCUMENTS, [*GOOD, NO_BLOCKS, CORRUPT])
+        instance.add_dynamic_partitions(DOCUMENTS, [*GOOD, REJECTED, *REFUSED])
         state = Indexed(cfg, defs, instance)
         # The job the sensor launches ...
         state.runs["a.md"] = _index_document(defs, instance, "a.md")
@@ -107,8 +114,10 @@ def indexed(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
             resources=dict(defs.resources or {}),
             raise_on_error=False,
         )
-        state.runs[NO_BLOCKS] = _index_document(defs, instance, NO_BLOCKS)
-        state.runs[CORRUPT] = _index_document(defs, instance, CORRUPT)
+        with failing_structure_check(REJECTED):
+            state.runs[REJECTED] = _index_document(defs, instance, REJECTED)
+        for key in REFUSED:
+            state.runs[key] = _index_document(defs, instance, key)
         state.assemble = defs.resolve_job_def("assemble_corpus").execute_in_process(
             instance=instance, raise_on_error=False
         )
@@ -187,58 +196,65 @@ def test_chunk_embeddings_one_finite_vector_per_chunk(indexed):
 def test_instance_knows_which_partitions_materialised(indexed):
     for asset in DOCUMENT_ASSETS:
         done = indexed.instance.get_materialized_partitions(AssetKey(asset))
-        expected = {*GOOD, NO_BLOCKS} if asset == "parsed_documents" else set(GOOD)
+        # parsed_documents of the rejected document is stored before its check fails.
+        expected = {*GOOD, REJECTED} if asset == "parsed_documents" else set(GOOD)
         assert done == expected, asset
 
 
-# --- a document without blocks: the blocking check stops the downstream assets ---------------
+# --- rejected blocks: the failed blocking check stops the downstream assets ------------------
 
 
-def test_no_blocks_document_fails_its_blocking_structural_check(indexed):
-    result = indexed.runs[NO_BLOCKS]
+def test_rejected_document_fails_its_blocking_structural_check(indexed):
+    result = indexed.runs[REJECTED]
     assert result.success is False
     outcomes = check_outcomes(result)
     assert outcomes["parsed_documents:structurally_valid"] is False
+    assert outcomes["parsed_documents:great_expectations_suite"] is True
     evaluation = next(
         e for e in result.get_asset_check_evaluations()
         if e.asset_check_key.to_user_string() == "parsed_documents:structurally_valid"
     )  # fmt: skip
-    assert "no blocks" in evaluation.metadata["problems"].value
+    assert INJECTED_PROBLEM in evaluation.metadata["problems"].value
     failure = step_failures(result)["parsed_documents"]
     assert failure.error is not None and failure.error.cls_name == "DagsterAssetCheckFailedError"
 
 
-def test_no_blocks_document_downstream_assets_not_materialised(indexed):
-    result = indexed.runs[NO_BLOCKS]
+def test_rejected_document_downstream_assets_not_materialised(indexed):
+    result = indexed.runs[REJECTED]
     assert materialized_keys(result) == {"parsed_documents"}
     for asset in DOCUMENT_ASSETS[1:]:
-        assert not indexed.part(asset, NO_BLOCKS).exists(), asset
+        assert not indexed.part(asset, REJECTED).exists(), asset
     started = {e.step_key for e in result.all_events if e.event_type_value == "STEP_START"}
     assert started == {"parsed_documents"}
 
 
-# --- a corrupt document: its partition fails with the file named; others are unaffected ------
+# --- refused documents: the partition fails with the file named; others are unaffected -------
 
 
-def test_corrupt_document_fails_with_a_message_naming_the_file(indexed):
-    result = indexed.runs[CORRUPT]
+@pytest.mark.parametrize(
+    ("key", "reason"), [(CORRUPT, "UTF-8"), (NO_BLOCKS, "no Markdown content")]
+)
+def test_refused_document_fails_with_a_message_naming_the_file(indexed, key, reason):
+    result = indexed.runs[key]
     assert result.success is False
     failures = step_failures(result)
     assert set(failures) == {"parsed_documents"}
     data = failures["parsed_documents"].user_failure_data
     assert data is not None
-    assert CORRUPT in data.description
-    assert "UTF-8" in data.description
-    assert data.metadata["document"].value == CORRUPT
+    assert key in data.description
+    assert reason in data.description
+    assert data.metadata["document"].value == key
+    assert check_outcomes(result) == {}
 
 
-def test_corrupt_document_leaves_nothing_stored(indexed):
-    assert materialized_keys(indexed.runs[CORRUPT]) == set()
+@pytest.mark.parametrize("key", REFUSED)
+def test_refused_document_leaves_nothing_stored(indexed, key):
+    assert materialized_keys(indexed.runs[key]) == set()
     for asset in DOCUMENT_ASSETS:
-        assert not indexed.part(asset, CORRUPT).exists(), asset
+        assert not indexed.part(asset, key).exists(), asset
 
 
-def test_corrupt_document_does_not_affect_other_runs(indexed):
+def test_failed_documents_do_not_affect_other_runs(indexed):
     assert all(indexed.runs[key].success for key in GOOD)
     assert all(indexed.part("chunks", key).is_file() for key in GOOD)
 
@@ -297,7 +313,7 @@ def test_nothing_written_outside_tmp_storage(indexed):
 
 @pytest.fixture(scope="module")
 def revised(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """x, y, z indexed; then y becomes corrupt and z parses to no blocks; re-run; assemble."""
+    """x, y, z indexed; then y becomes corrupt and z's blocks are rejected; re-run; assemble."""
     root = tmp_path_factory.mktemp("revised")
     corpus = write_corpus(root / "corpus", {"x.md": DOC_A, "y.md": DOC_B, "z.md": DOC_C})
     cfg = make_settings(corpus, root / "storage")
@@ -309,9 +325,10 @@ def revised(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
         for key in ("x.md", "y.md", "z.md"):
             assert _index_document(defs, instance, key).success, key
         (corpus / "y.md").write_bytes(CORRUPT_DOC)
-        (corpus / "z.md").write_text(NO_BLOCKS_DOC, encoding="utf-8")
+        (corpus / "z.md").write_text(DOC_C + "\nA new paragraph.\n", encoding="utf-8")
         state.runs["y.md"] = _index_document(defs, instance, "y.md")
-        state.runs["z.md"] = _index_document(defs, instance, "z.md")
+        with failing_structure_check("z.md"):
+            state.runs["z.md"] = _index_document(defs, instance, "z.md")
         state.assemble = defs.resolve_job_def("assemble_corpus").execute_in_process(
             instance=instance, raise_on_error=False
         )

@@ -85,7 +85,7 @@ _CHAPTER = re.compile(r"^(?i:chapter|appendix|part)\s+[\dA-Z]{1,3}\b")
 _BULLET = re.compile(r"^(?:[•·▪◦‣∙●○■□➢►✓✔\uf000-\uf0ff]\s*|[-*–]\s+)")
 _ORDERED = re.compile(r"^(?:\(?\d{1,2}[.)]|\(?[a-z][.)])\s+\S")
 _DIGITS = re.compile(r"\d+")
-_ROMAN = re.compile(r"\b(?=[ivxlc]+\b)c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})\b")
+_ROMAN = re.compile(r"\b[ivxlc]{1,7}\b")  # page numbers of front matter (lower-cased text)
 _PAGE_WORDS = re.compile(r"\b(?:page|of)\b|/")
 _LEADER_DOTS = re.compile(r"(?:\.\s?){5,}")
 _WORD = re.compile(r"[a-z][a-z\-]*[a-z]")
@@ -186,8 +186,9 @@ def _clean(text: str) -> str:
 
 
 def _join_lines(lines: Iterable[str], vocab: set[str]) -> str:
-    """Join text lines with spaces; a word hyphenated at a line end is rejoined ("mea-" +
-    "surements"), keeping the hyphen only when the document spells the word with one."""
+    """Join text lines with spaces. A word split by a hyphen at a line end is rejoined
+    ("mea-" + "surements" -> "measurements") unless the document spells it with the hyphen
+    elsewhere or both halves are words of their own ("machine-" + "mode" -> "machine-mode")."""
     out = ""
     for line in lines:
         if not line:
@@ -196,7 +197,8 @@ def _join_lines(lines: Iterable[str], vocab: set[str]) -> str:
         start = _WORD_START.match(line)
         if end and start:
             left, right = end.group(1).lower(), start.group(1)
-            if left + right not in vocab and f"{left}-{right}" in vocab:
+            compound = f"{left}-{right}" in vocab or (left in vocab and right in vocab)
+            if left + right not in vocab and compound:
                 out += line
             else:
                 out = out[:-1] + line
@@ -215,7 +217,12 @@ def _open(data: bytes, document: str) -> pymupdf.Document:
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:  # FileDataError, RuntimeError, ... depending on the damage
-        raise DocumentError(document, f"not a readable PDF: {exc}") from exc
+        reason = normalise_ws(f"{exc} ({exc.__cause__})" if exc.__cause__ else str(exc))
+        raise DocumentError(document, f"not a readable PDF: {reason}") from exc
+    if not doc.is_pdf:  # pymupdf sniffs the content: HTML, XPS, images open as other formats
+        kind = (doc.metadata or {}).get("format") or "another format"
+        doc.close()
+        raise DocumentError(document, f"not a readable PDF: the content is {kind}, not PDF")
     if doc.needs_pass:
         doc.close()
         raise DocumentError(document, "PDF is encrypted (password required); decrypt it first")
@@ -636,17 +643,20 @@ def _scan_page(page: pymupdf.Page, number: int) -> _Page:
 def _drop_running_lines(pages: Sequence[_Page]) -> None:
     """Drop lines repeated at the same height on more than half of the pages (running titles,
     footers, page numbers: numbers, roman numerals, "page" and "of" are ignored in the
-    comparison, so that "ii" and "12 of 115" footers match)."""
+    comparison, so that "ii" and "12 of 115" footers match). In a two-page document only lines
+    in the top or bottom tenth of the page count, the margins of headers and footers."""
     n = len(pages)
-    if n < 3:
+    if n < 2:
         return
     where: dict[str, list[tuple[int, float, _Line]]] = defaultdict(list)
     for page in pages:
+        height = page.rect[3] - page.rect[1]
         for line in page.lines:
-            key = normalise_ws(
-                _PAGE_WORDS.sub(" ", _ROMAN.sub(" ", _DIGITS.sub(" ", line.text.lower())))
-            )
-            where[key].append((page.number, (line.bbox[1] + line.bbox[3]) / 2, line))
+            y = (line.bbox[1] + line.bbox[3]) / 2
+            if n == 2 and 0.1 * height < y - page.rect[1] < 0.9 * height:
+                continue
+            text = _ROMAN.sub(" ", _DIGITS.sub(" ", line.text.lower()))
+            where[normalise_ws(_PAGE_WORDS.sub(" ", text))].append((page.number, y, line))
     for occurrences in where.values():
         if len({p for p, _, _ in occurrences}) * 2 <= n:
             continue
@@ -875,6 +885,27 @@ def _heading_kind(run: _Run, body: float) -> str:
     return ""
 
 
+def _demote_heading_lists(runs: list[_Run], kinds: list[str]) -> list[str]:
+    """Three or more unnumbered heading-like lines of one style in a row, with nothing between
+    them, are a list (a styled table of contents, a list of links), not headings."""
+    out = list(kinds)
+
+    def style(i: int) -> tuple[float, bool] | None:
+        if not kinds[i] or _numbering_depth(runs[i].text):
+            return None
+        return (max(ln.size for ln in runs[i].lines), all(ln.bold for ln in runs[i].lines))
+
+    i = 0
+    while i < len(runs):
+        j = i
+        while style(i) is not None and j + 1 < len(runs) and style(j + 1) == style(i):
+            j += 1
+        if j - i >= 2:
+            out[i : j + 1] = [""] * (j - i + 1)
+        i = j + 1
+    return out
+
+
 def _numbering_depth(text: str) -> int:
     """1 for "3 Foo", "Chapter 3", "Appendix A"; 2 for "3.1 Foo", "A.1 Foo"; 0 when unnumbered."""
     if _CHAPTER.match(text):
@@ -963,8 +994,9 @@ def parse_pdf(data: bytes, document: str) -> tuple[dict[str, Any], list[dict[str
             try:
                 pages.append(_scan_page(doc[number], number))
             except Exception as exc:  # a damaged content stream, an unsupported object, ...
+                reason = normalise_ws(str(exc)) or type(exc).__name__
                 raise DocumentError(
-                    document, f"page {number + 1} could not be read: {exc}"
+                    document, f"page {number + 1} could not be read: {reason}"
                 ) from exc
     finally:
         doc.close()
@@ -983,7 +1015,7 @@ def parse_pdf(data: bytes, document: str) -> tuple[dict[str, Any], list[dict[str
 
     page_runs = [(page, _runs(page, body)) for page in pages]
     flat = [run for _, runs in page_runs for run in runs]
-    kinds = [_heading_kind(run, body) for run in flat]
+    kinds = _demote_heading_lists(flat, [_heading_kind(run, body) for run in flat])
     headings = [
         run
         for i, run in enumerate(flat)

@@ -1,0 +1,56 @@
+"""Retrieval latency per method over the ORD-QA questions (answer generation excluded).
+
+    .venv/bin/python benchmarks/latency.py --storage /tmp/or24 [--qa ../shared/benchmarks/ord-qa.jsonl]
+
+The storage must hold an index (`edaqa index`); its build time is read from manifest.json.
+Prints p50/p95/mean per method (k = 10) after one warm-up query per method. Target: p50 <= 20 ms,
+p95 <= 50 ms on 2 CPU cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from edaqa_pipeline.retrieval.retrievers import METHODS, make_retriever
+from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--storage", required=True)
+    parser.add_argument("--qa", default=str(REPO.parent / "shared" / "benchmarks" / "ord-qa.jsonl"))
+    parser.add_argument("--methods", default="bm25,dense,hybrid_rrf,fa_units,fa_hybrid")
+    parser.add_argument("--k", type=int, default=10)
+    args = parser.parse_args()
+    questions = [json.loads(line)["question"].strip() for line in Path(args.qa).read_text().splitlines() if line.strip()]
+    t = time.perf_counter()
+    snapshot = IndexSnapshot.load(Path(args.storage))
+    load_s = time.perf_counter() - t
+    manifest = json.loads((Path(args.storage) / "manifest.json").read_text())
+    build_s = sum(manifest.get("timings", {}).values())
+    print(f"index: {len(snapshot.documents)} documents, {snapshot.chunks.height} chunks, "
+          f"{snapshot.units.height} units; step time in build {build_s:.1f} s; snapshot load {load_s * 1000:.0f} ms")
+    print(f"{'method':<12}{'p50 ms':>10}{'p95 ms':>10}{'mean ms':>10}")
+    for name in args.methods.split(","):
+        if name not in METHODS:
+            continue
+        retriever = make_retriever(name, snapshot)
+        retriever.retrieve("warm up query", args.k)
+        times = []
+        for question in questions:
+            t = time.perf_counter()
+            retriever.retrieve(question, args.k)
+            times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+        print(f"{name:<12}{statistics.median(times):>10.2f}{p95:>10.2f}{statistics.mean(times):>10.2f}")
+
+
+if __name__ == "__main__":
+    main()
