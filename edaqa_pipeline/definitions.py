@@ -10,13 +10,16 @@ Executor by configuration (``EDAQA_EXECUTOR``): ``multiprocess`` (default, bound
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import Any
 
 from dagster import (
     AssetSelection,
     AutomationConditionSensorDefinition,
     Definitions,
     ExecutorDefinition,
+    InputContext,
     in_process_executor,
     load_assets_from_modules,
     multiprocess_executor,
@@ -32,14 +35,68 @@ from edaqa_pipeline.settings import Settings
 from edaqa_pipeline.settings_resource import PipelineSettings
 
 
+class CorpusParquetIOManager(PolarsParquetIOManager):
+    """Parquet tables; an unpartitioned asset reading a per-document asset always gets
+    ``dict[document key, DataFrame]``: the UPath IO manager returns a bare frame for exactly
+    one partition and ``None`` for none, which fails the cross-document assets' type check."""
+
+    def load_input(self, context: InputContext) -> Any:
+        value = super().load_input(context)
+        if context.has_asset_partitions and not context.has_partition_key:
+            if value is None:
+                return {}
+            if not isinstance(value, dict):
+                (key,) = context.asset_partition_keys
+                return {key: value}
+        return value
+
+
+EXECUTORS = ("in_process", "multiprocess", "celery", "k8s")
+DEFAULT_CELERY_BROKER = "redis://127.0.0.1:6379/0"
+
+
+def _optional_executor(kind: str, module: str, attribute: str, package: str) -> ExecutorDefinition:
+    """``module.attribute`` of an optional package, with an error naming what to install."""
+    try:
+        imported = importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"EDAQA_EXECUTOR={kind} needs the {package} package, which is not installed "
+            f"({exc}); install it with `pip install {package}` at the version matching dagster "
+            f"(see docs/deploy.md), or pick EDAQA_EXECUTOR=multiprocess|in_process"
+        ) from exc
+    return getattr(imported, attribute)
+
+
 def executor_from_env() -> ExecutorDefinition:
+    """The executor named by ``EDAQA_EXECUTOR`` (default ``multiprocess``); docs/deploy.md.
+
+    - ``in_process``: every step in the run worker process.
+    - ``multiprocess``: one process per step, at most ``EDAQA_MAX_CONCURRENT`` (default 2).
+    - ``celery``: steps are queued on a Celery broker (``EDAQA_CELERY_BROKER``, default
+      ``redis://127.0.0.1:6379/0``; results on ``EDAQA_CELERY_BACKEND``, default the broker)
+      and run by ``dagster-celery`` workers; needs ``dagster-celery`` and a persistent instance.
+    - ``k8s``: one Kubernetes Job per step (``dagster-k8s``'s ``k8s_job_executor``), bounded
+      by ``EDAQA_MAX_CONCURRENT``; the image, namespace and env come from the run launcher.
+
+    ``celery`` and ``k8s`` import their package only when selected.
+    """
     kind = os.environ.get("EDAQA_EXECUTOR", "multiprocess").strip().lower()
     if kind == "in_process":
         return in_process_executor
     if kind == "multiprocess":
         limit = int(os.environ.get("EDAQA_MAX_CONCURRENT", "2"))
         return multiprocess_executor.configured({"max_concurrent": limit})
-    raise ValueError(f"EDAQA_EXECUTOR must be in_process or multiprocess, got {kind!r}")
+    if kind == "celery":
+        celery_executor = _optional_executor(kind, "dagster_celery", "celery_executor", "dagster-celery")
+        broker = os.environ.get("EDAQA_CELERY_BROKER", "").strip() or DEFAULT_CELERY_BROKER
+        backend = os.environ.get("EDAQA_CELERY_BACKEND", "").strip() or broker
+        return celery_executor.configured({"broker": broker, "backend": backend})
+    if kind == "k8s":
+        k8s_job_executor = _optional_executor(kind, "dagster_k8s", "k8s_job_executor", "dagster-k8s")
+        limit = int(os.environ.get("EDAQA_MAX_CONCURRENT", "0"))
+        return k8s_job_executor.configured({"max_concurrent": limit}) if limit > 0 else k8s_job_executor
+    raise ValueError(f"EDAQA_EXECUTOR must be one of {', '.join(EXECUTORS)}, got {kind!r}")
 
 
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
@@ -64,7 +121,7 @@ def build_definitions(settings: Settings | None = None, *, executor: ExecutorDef
                 anchor_cap=cfg.anchor_cap,
             ),
             "llm": LLMResource(cache_dir=str(cfg.llm_cache_dir)),
-            "io_manager": PolarsParquetIOManager(base_dir=str(cfg.tables_dir)),
+            "io_manager": CorpusParquetIOManager(base_dir=str(cfg.tables_dir)),
         },
         executor=executor or executor_from_env(),
     )

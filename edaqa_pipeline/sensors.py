@@ -35,6 +35,18 @@ def corpus_changes(previous: dict[str, str], current: dict[str, str]) -> tuple[l
     return added, changed, deleted
 
 
+def load_cursor(raw: str | None) -> tuple[int, dict[str, str]]:
+    """(generation, {key: sha256}); also reads the plain {key: sha256} cursor of older versions."""
+    data = json.loads(raw) if raw else {}
+    if isinstance(data.get("documents"), dict):
+        return int(data.get("generation", 0)), data["documents"]
+    return 0, data
+
+
+def dump_cursor(generation: int, documents: dict[str, str]) -> str:
+    return json.dumps({"generation": generation, "documents": documents}, sort_keys=True)
+
+
 @sensor(
     jobs=[index_document_job, assemble_corpus_job],
     minimum_interval_seconds=60,
@@ -47,19 +59,23 @@ def corpus_sensor(context: SensorEvaluationContext, settings: PipelineSettings) 
     for name, problem in refused:
         context.log.warning(f"refused {name}: {problem}")
     current = {f.key: f.sha256 for f in files}
-    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    generation, previous = load_cursor(context.cursor)
+    # run_keys carry the tick's generation: the daemon skips a run_key it has seen, so a
+    # reverted, re-added or re-deleted file must never reuse one. A tick retried after a crash
+    # (cursor not committed) reuses its generation, so it is still deduplicated.
+    tick = generation + 1
     existing = set(context.instance.get_dynamic_partitions(DOCUMENTS))
     added, changed, deleted = corpus_changes(previous, current)
     to_add = sorted(k for k in current if k not in existing)
     to_delete = sorted(k for k in deleted if k in existing)
     runs = [
-        RunRequest(run_key=f"{key}:{current[key]}", partition_key=key, job_name=index_document_job.name,
+        RunRequest(run_key=f"{key}:{current[key]}:{tick}", partition_key=key, job_name=index_document_job.name,
                    tags={"edaqa/reason": "added" if key in added else "changed"})
         for key in sorted(set(added) | set(changed))
     ]
     if deleted:
         digest = ",".join(deleted)
-        runs.append(RunRequest(run_key=f"deleted:{digest}", job_name=assemble_corpus_job.name,
+        runs.append(RunRequest(run_key=f"deleted:{digest}:{tick}", job_name=assemble_corpus_job.name,
                                tags={"edaqa/reason": "deleted"}))
     requests = []
     if to_add:
@@ -67,7 +83,7 @@ def corpus_sensor(context: SensorEvaluationContext, settings: PipelineSettings) 
     if to_delete:
         requests.append(DeleteDynamicPartitionsRequest(DOCUMENTS, to_delete))
     if not runs and not requests:
-        context.update_cursor(json.dumps(current, sort_keys=True))
+        context.update_cursor(dump_cursor(generation, current))
         return SkipReason(f"no change in {len(current)} documents")
     return SensorResult(run_requests=runs, dynamic_partitions_requests=requests,
-                        cursor=json.dumps(current, sort_keys=True))
+                        cursor=dump_cursor(tick, current))

@@ -347,12 +347,6 @@ def test_document_turned_corrupt_drops_its_previous_rows(revised):
     assert lance is not None and "y.md" not in set(lance.column("document").to_pylist())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: when parsed_documents' blocking check fails (no Failure raised), the document's "
-    "previous typed_artifacts/chunks/occurrences/chunk_embeddings partitions are kept and "
-    "assemble_corpus keeps serving them (edaqa_pipeline/assets/documents.py)",
-)
 def test_document_failing_its_blocking_check_drops_its_previous_rows(revised):
     assert revised.runs["z.md"].success is False
     assert check_outcomes(revised.runs["z.md"])["parsed_documents:structurally_valid"] is False
@@ -362,12 +356,6 @@ def test_document_failing_its_blocking_check_drops_its_previous_rows(revised):
     assert "z.md" not in set(edges["documents"].explode().to_list())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with exactly one document partition the Parquet IO manager hands the "
-    "cross-document assets a DataFrame (with none, None), not dict[str, DataFrame], so "
-    "assemble_corpus fails its input type check (edaqa_pipeline/definitions.py io_manager)",
-)
 @pytest.mark.parametrize("documents", [["only.md"], []], ids=["one-document", "no-document"])
 def test_tiny_corpus_assembles(tmp_path, documents):
     corpus = write_corpus(tmp_path / "corpus", dict.fromkeys(documents, DOC_C))

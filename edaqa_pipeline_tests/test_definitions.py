@@ -31,15 +31,7 @@ from edaqa_pipeline_tests.dagster_fixtures import (
 
 # Assets that have no check today although every asset should have one (see the xfail test
 # below): the four unit tables without any AssetCheckSpec, and the evaluation report.
-ASSETS_WITHOUT_CHECKS_TODAY = frozenset(
-    {
-        "unit_provenance",
-        "unit_chunk_edges",
-        "unit_chunk_contents",
-        "unit_type_bags",
-        *EVALUATION_ASSETS,
-    }
-)
+ASSETS_WITHOUT_CHECKS_TODAY: frozenset[str] = frozenset()
 
 
 @pytest.fixture(scope="module")
@@ -169,12 +161,6 @@ def test_assets_without_checks_are_only_the_known_gap(defs):
     assert unchecked <= ASSETS_WITHOUT_CHECKS_TODAY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: unit_provenance, unit_chunk_edges, unit_chunk_contents and unit_type_bags "
-    "have no asset check (edaqa_pipeline/assets/units.py check_specs), nor has eval_reports "
-    "(edaqa_pipeline/assets/evaluation.py); remove this marker once they do",
-)
 def test_every_asset_has_at_least_one_check(defs):
     checks = _checks_by_asset(defs)
     assert sorted(ALL_ASSETS - set(checks)) == []

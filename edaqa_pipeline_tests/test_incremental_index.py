@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, build_sensor_context
+from dagster import DagsterInstance, SensorResult, build_sensor_context
 
 from edaqa_pipeline.graphs.functional_units import UNIT_TABLE_NAMES
 from edaqa_pipeline.indexing import index_corpus
@@ -114,7 +114,7 @@ def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
             job = defs.resolve_job_def(run.job_name)
             assert job.execute_in_process(partition_key=run.partition_key, instance=instance).success
         assert defs.resolve_job_def("assemble_corpus").execute_in_process(instance=instance).success
-        return context.cursor
+        return result.cursor if isinstance(result, SensorResult) else context.cursor
 
     cursor = tick(None)
     copy_corpus(corpus, [DOCS[2]])

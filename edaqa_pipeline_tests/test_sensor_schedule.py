@@ -318,12 +318,6 @@ def test_ignored_files_are_not_documents(driver, corpus):
     assert {r.partition_key for r in _runs(result)} == {"a.md", "b.md"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: run_key is key:sha256, so reverting a file to an earlier version re-requests "
-    "a run_key the daemon has already launched; the daemon skips it and the partition keeps "
-    "the newer content (edaqa_pipeline/sensors.py run_key)",
-)
 def test_revert_to_an_earlier_version_gets_a_fresh_run_key(driver, corpus):
     driver.tick()
     original = (corpus / "a.md").read_text(encoding="utf-8")
@@ -335,12 +329,6 @@ def test_revert_to_an_earlier_version_gets_a_fresh_run_key(driver, corpus):
     assert runs[0].run_key not in driver.run_keys[:-1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: deleting, re-adding and deleting a file again repeats run_keys "
-    "('a.md:<sha>', 'deleted:a.md'); the daemon skips them, so the re-added file is never "
-    "re-indexed and the second deletion never reassembles the corpus (edaqa_pipeline/sensors.py)",
-)
 def test_delete_readd_delete_cycle_gets_fresh_run_keys(driver, corpus):
     driver.tick()
     content = (corpus / "a.md").read_bytes()

@@ -96,7 +96,12 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
         },
     )
     n_lines = doc["n_lines"] if doc["format"] == "markdown" else None
-    yield from checks.results("parsed_documents", df, structure.block_problems(df, n_lines))
+    problems = structure.block_problems(df, n_lines)
+    if problems:
+        # The blocking check stops the downstream assets: their rows of this document's
+        # previous version must not keep being served.
+        drop_partition(cfg.tables_dir, DOCUMENT_ASSETS[1:], key)
+    yield from checks.results("parsed_documents", df, problems)
 
 
 @asset(

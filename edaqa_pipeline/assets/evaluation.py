@@ -7,10 +7,20 @@ map) and the methods; each QA file gets ``STORAGE/eval/<name>/`` with ``metrics.
 long table; its metadata carries the Markdown table and the plot.
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
-from dagster import AssetExecutionContext, Config, MetadataValue, asset
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Config,
+    MetadataValue,
+    Output,
+    asset,
+)
 
 from edaqa_pipeline.assets.units import CORPUS_CONDITION
 from edaqa_pipeline.settings import REPO_ROOT
@@ -31,9 +41,11 @@ class EvalReportConfig(Config):
     group_name="evaluation",
     kinds={"python", "polars", "html"},
     automation_condition=CORPUS_CONDITION,
+    check_specs=[AssetCheckSpec("every_method_scored_every_file", asset="eval_reports", blocking=True,
+                                description="each configured method has metrics for each QA file")],
     description="Evaluation report comparing every retrieval method on the configured QA files.",
 )
-def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, settings: PipelineSettings) -> pl.DataFrame:
+def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, settings: PipelineSettings) -> Iterator:
     from edaqa_pipeline.evaluation.qa import load_qa
     from edaqa_pipeline.evaluation.report import plot_method_bars, render_markdown
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
@@ -65,6 +77,12 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
                 "report_dir": str(cfg.storage_root / "eval")}
     if plot is not None:
         metadata["plot"] = MetadataValue.md(f"![retrieval by method](data:image/png;base64,{plot})")
-    context.add_output_metadata(metadata)
-    return pl.DataFrame(rows, schema={"qa_file": pl.String(), "method": pl.String(), "metric": pl.String(),
-                                      "value": pl.Float64()})
+    frame = pl.DataFrame(rows, schema={"qa_file": pl.String(), "method": pl.String(), "metric": pl.String(),
+                                       "value": pl.Float64()})
+    yield Output(frame, metadata=metadata)
+    expected = {(Path(q).name, m) for q in config.qa_files for m in config.methods}
+    present = set(frame.select("qa_file", "method").unique().iter_rows())
+    missing = sorted(expected - present)
+    yield AssetCheckResult(check_name="every_method_scored_every_file", passed=not missing,
+                           severity=AssetCheckSeverity.ERROR,
+                           metadata={"missing": ", ".join(f"{f}:{m}" for f, m in missing) or "none"})

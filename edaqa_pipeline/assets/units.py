@@ -84,6 +84,14 @@ def _check(name: str, asset: str, passed: bool, **metadata: object) -> AssetChec
         AssetCheckSpec("great_expectations_suite", asset="unit_hyperedges", blocking=True),
         AssetCheckSpec("great_expectations_suite", asset="unit_nodes", blocking=True),
         AssetCheckSpec("every_rejection_has_a_rule", asset="unit_rejections", blocking=True),
+        AssetCheckSpec("great_expectations_suite", asset="unit_chunk_edges", blocking=True),
+        *[
+            AssetCheckSpec("references_retained_units", asset=name, blocking=True,
+                           description="every unit_id is a retained unit of unit_hyperedges")
+            for name in ("unit_provenance", "unit_chunk_edges", "unit_type_bags")
+        ],
+        AssetCheckSpec("every_linked_chunk_has_contents", asset="unit_chunk_contents", blocking=True,
+                       description="every chunk_id of unit_chunk_edges has exactly one contents row"),
     ],
 )
 def functional_units(
@@ -124,3 +132,16 @@ def functional_units(
 
     bad = rejections.filter(~pl.col("rule").is_in(list(REJECTION_RULES))).height
     yield _check("every_rejection_has_a_rule", "unit_rejections", bad == 0, unknown_rules=bad)
+    report = run_suite("unit_chunk_edges", tables["unit_chunk_edges"])
+    yield _check("great_expectations_suite", "unit_chunk_edges", report.success,
+                 evaluated=report.evaluated, failed=", ".join(report.failed) or "none")
+    retained = tables["unit_hyperedges"]["unit_id"].to_list()
+    for name in ("unit_provenance", "unit_chunk_edges", "unit_type_bags"):
+        unknown = tables[name].filter(~pl.col("unit_id").is_in(retained)).height
+        yield _check("references_retained_units", name, unknown == 0, unknown_units=unknown)
+    contents = tables["unit_chunk_contents"]["chunk_id"]
+    linked = set(tables["unit_chunk_edges"]["chunk_id"].to_list())
+    missing = len(linked - set(contents.to_list()))
+    duplicated = contents.len() - contents.n_unique()
+    yield _check("every_linked_chunk_has_contents", "unit_chunk_contents",
+                 missing == 0 and duplicated == 0, missing=missing, duplicated=duplicated)
