@@ -7,8 +7,8 @@
 * ``chunk_index`` (cross-document): removes rows of documents that left the corpus and
   rebuilds the full-text index used by the lexical retriever.
 * ``unit_embeddings`` (cross-document, incremental): embeds unit summaries with the
-  function-aware encoder slot, re-embedding only units whose content hash changed; each
-  summary is encoded alone so that the bytes do not depend on which other units changed.
+  function-aware encoder slot, re-embedding only units whose content hash changed; summaries
+  are encoded with fixed-shape padding so the bytes do not depend on which other units changed.
 """
 
 
@@ -139,7 +139,7 @@ def unit_embeddings(unit_hyperedges: pl.DataFrame, settings: PipelineSettings) -
             known[f"{uid}|{chash}"] = np.asarray(vec, dtype=np.float32)
     keys = [f"{u}|{h}" for u, h in zip(unit_hyperedges["unit_id"], unit_hyperedges["content_hash"], strict=True)]
     todo = [i for i, k in enumerate(keys) if k not in known]
-    fresh = encoder.encode([unit_hyperedges["summary"][i] for i in todo], one_by_one=True)
+    fresh = encoder.encode([unit_hyperedges["summary"][i] for i in todo], fixed_shape=True)
     for i, vec in zip(todo, fresh, strict=True):
         known[keys[i]] = vec
     vectors = np.stack([known[k] for k in keys]) if keys else np.zeros((0, DIM), np.float32)

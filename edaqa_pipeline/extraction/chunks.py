@@ -145,6 +145,8 @@ def build_chunks(
         return sum(approx_tokens(p["text"]) for p in current)
 
     for block in blocks:
+        if not block["text"].strip():
+            continue  # e.g. a PDF figure without caption: recorded in parsed_documents, nothing to retrieve
         new_section = block["kind"] == "heading"
         new_page = bool(current) and block["page"] != current[-1]["page"]
         if new_section or new_page:

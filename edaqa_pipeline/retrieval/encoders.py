@@ -9,9 +9,12 @@ separate slot, ``function_encoder``. Until a trained adapter exists it IS the ba
 ``fa_hybrid`` then differs from plain dense retrieval only through the unit path, and the code
 reports ``function_encoder.is_base = True`` so nobody mistakes it for a trained model.
 
-Determinism: vectors depend slightly (1e-7) on batch composition (padding changes the matrix
-shapes), so ``encode(..., one_by_one=True)`` encodes each text alone; the cross-document unit
-index uses it, so re-embedding only changed units gives the same bytes as a full rebuild.
+Determinism: with dynamic padding a vector depends slightly (1e-7) on the other texts of its
+batch (the padded length changes the matrix shapes). ``encode(..., fixed_shape=True)`` pads
+every text to the model's maximum length instead, which makes each vector bit-identical
+whatever batch it is in (checked: batches of 1, 7 and 16 give the same bytes) at about 4x the
+speed of encoding one by one. The cross-document unit index uses it, so re-embedding only the
+changed units gives the same bytes as a full rebuild.
 """
 
 from __future__ import annotations
@@ -58,19 +61,35 @@ class Encoder:
             return load_with_adapter(self.path, self.adapter)
         return _load(self.path)
 
-    def encode(self, texts: list[str], *, one_by_one: bool = False, batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], *, fixed_shape: bool = False, batch_size: int = 32) -> np.ndarray:
         """L2-normalised float32 vectors, shape (len(texts), dim)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         model = self.model()
         with _LOCK:
-            if one_by_one:
-                rows = [model.encode([t], normalize_embeddings=True, show_progress_bar=False)[0] for t in texts]
-                return np.asarray(rows, dtype=np.float32)
+            if fixed_shape:
+                return _encode_fixed_shape(model, texts, batch_size)
             vecs = model.encode(
                 texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(vecs, dtype=np.float32)
+
+
+def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Every text padded to ``max_seq_length``: each row's result is independent of its batch."""
+    import torch
+
+    length = model.max_seq_length
+    out = []
+    for start in range(0, len(texts), batch_size):
+        batch = texts[start : start + batch_size]
+        features = model.tokenizer(batch, padding="max_length", truncation=True, max_length=length,
+                                   return_tensors="pt")
+        with torch.inference_mode():
+            vectors = model(dict(features))["sentence_embedding"]
+            vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+        out.append(vectors.cpu().numpy().astype(np.float32))
+    return np.concatenate(out)
 
 
 def base_encoder(path: str = "") -> Encoder:

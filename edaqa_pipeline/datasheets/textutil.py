@@ -1,0 +1,169 @@
+"""Small text helpers shared by the datasheet modules: numbers, units, tokens, heading names.
+
+Everything here is deterministic and dependency-free, so extraction, faithfulness and
+retrieval agree on what a number, a unit or a word is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+
+# Prefixes and base units seen in datasheets and process specifications. A unit is a base with
+# an optional SI prefix, an optional exponent, optionally divided by another unit
+# ("µA/µm", "fF/µm²", "ppm/K", "%/V", "mA/Via", "LOG10 (A/µm)" is handled by the caller).
+_PREFIX = "[yzafpnuµμmckKMGT]?"
+_BASE = (
+    r"V|A|W|Hz|s|F|pf|nf|uf|µf|ff|H|Ω|Ohm|ohm|ohms|Ohms|B|b|bit|bits|byte|bytes|Byte|Bytes|g|m|J|"
+    r"°C|℃|°F|K|dB|dBm|dBc|ppm|%|percent|cycles?|clocks?|CNT|Cnt|VIA|Via|via|sq|□|LSB|lsb|"
+    r"SLICE|slices?|Mbyte|Kbyte|Gbyte|Mbps|Gbps|kbps|bps|baud|dec|rpm|lux|Pa|hPa|kPa|mil|in"
+)
+_UNIT_ATOM = rf"(?:{_PREFIX}(?:{_BASE})(?:[²³23])?)"
+UNIT_RE = rf"(?:{_UNIT_ATOM}(?:\s?[/·*]\s?{_UNIT_ATOM})*(?:/[A-Za-z]+)?)"
+_UNIT_FULL = re.compile(rf"^\(?\s*{UNIT_RE}\s*\)?$")
+_LOG_UNIT = re.compile(r"^LOG10\s*\(.+\)$", re.IGNORECASE)
+
+NUMBER_RE = r"[-+±−–]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?"
+HEX_RE = r"0[xX][0-9A-Fa-f_]+|\d[0-9A-Fa-f_]*[hH]|\d+'[bhdBHD][0-9A-Fa-f_xXzZ]+"
+_NUMBER_FULL = re.compile(rf"^(?:{NUMBER_RE}|{HEX_RE})$")
+_NUMBER_WITH_UNIT = re.compile(rf"^(?P<num>{NUMBER_RE})\s*(?P<unit>{UNIT_RE})?$")
+_NUMBER_LIST = re.compile(rf"^(?:{NUMBER_RE})(?:\s+(?:{NUMBER_RE}))+$")
+_LABELLED_NUMBER = re.compile(
+    rf"^(?:min|max|typ|target|nom)\.?\s+(?P<num>{NUMBER_RE})$", re.IGNORECASE
+)
+EMPTY_VALUES = frozenset({"", "-", "–", "—", "−", "n/a", "N/A", "na", "NA", "tbd", "TBD", "/"})
+
+_NUMBERING = re.compile(
+    r"^(?:(?:chapter|appendix|part|section)\s+[\dA-Z]{1,3}\s*[–\-:.]?\s*"
+    r"|(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?\s+|\d{1,2}\.?\s+(?=[A-Za-z])|[A-Z]\.\s+)",
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(r"[0-9a-zµμ_]+(?:[.'][0-9a-z_]+)*", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-zµμ][A-Za-z0-9µμ_]*")
+
+
+# Glyphs of the Symbol font that PDF text layers report in the private use area.
+SYMBOL_FONT = str.maketrans(
+    {
+        "\uf057": "Ω", "\uf06d": "µ", "\uf0b0": "°", "\uf0b1": "±", "\uf0a3": "≤",
+        "\uf0b3": "≥", "\uf0d7": "×", "\uf061": "α", "\uf062": "β", "\uf065": "ε",
+        "\uf072": "ρ", "\uf044": "Δ", "\uf064": "δ", "\uf074": "τ", "\uf0ae": "→",
+        "\uf0b4": "×", "\uf0b5": "∝", "\uf0bb": "≈", "\uf0b9": "≠", "\uf0a5": "∞",
+    }
+)  # fmt: skip
+
+
+def decode_symbols(text: str) -> str:
+    """Symbol-font private-use glyphs to the characters they draw (U+F057 -> "Ω")."""
+    return text.translate(SYMBOL_FONT)
+
+
+def normalise(text: str) -> str:
+    """NFKC, lower case, one space, unified micro sign and dashes (for comparisons)."""
+    text = unicodedata.normalize("NFKC", decode_symbols(text or ""))
+    text = text.replace("μ", "µ").replace("−", "-").replace("–", "-").replace("—", "-")
+    text = text.replace("’", "'").replace("‘", "'")
+    return " ".join(text.lower().split())
+
+
+def is_empty_value(cell: str | None) -> bool:
+    return cell is None or cell.strip() in EMPTY_VALUES
+
+
+def is_number(cell: str) -> bool:
+    """A plain number (signed, decimal, with thousands separators) or a hex/Verilog literal."""
+    return bool(_NUMBER_FULL.match(cell.strip()))
+
+
+def split_number_unit(cell: str) -> tuple[str, str] | None:
+    """"55 MHz" -> ("55", "MHz"); "3.3" -> ("3.3", ""); "Min 1.35" -> ("1.35", ""); else None."""
+    text = cell.strip()
+    labelled = _LABELLED_NUMBER.match(text)
+    if labelled:
+        return labelled.group("num"), ""
+    if is_number(text):
+        return text, ""
+    match = _NUMBER_WITH_UNIT.match(text)
+    if match and match.group("unit"):
+        return match.group("num").strip(), match.group("unit").strip()
+    bit = re.match(rf"^({NUMBER_RE})-(bits?|bytes?)$", text, re.IGNORECASE)
+    if bit:
+        return bit.group(1), bit.group(2)
+    return None
+
+
+def is_numeric_cell(cell: str) -> bool:
+    """A cell holding a number, a number with a unit, or a hex literal."""
+    return split_number_unit(cell) is not None
+
+
+def is_number_list(cell: str) -> bool:
+    return bool(_NUMBER_LIST.match(cell.strip()))
+
+
+def is_unit(text: str) -> bool:
+    """``text`` is a unit on its own ("V", "µA/µm", "(pf)", "fF/µm²", "LOG10 (A/µm)")."""
+    text = text.strip()
+    if not text or len(text) > 24:
+        return False
+    return bool(_UNIT_FULL.match(text) or _LOG_UNIT.match(text))
+
+
+_HEADER_UNIT = re.compile(r"[(\[]\s*([^()\[\]]{1,16}?)\s*[)\]]")
+
+
+def header_unit(label: str) -> tuple[str, str]:
+    """("Voltage (V)") -> ("Voltage", "V"); the last bracketed unit wins; label kept when none.
+
+    "Delay(ns) Slew(ns)" -> ("Delay Slew", "ns").
+    """
+    units = [m for m in _HEADER_UNIT.finditer(label) if is_unit(m.group(1))]
+    if not units:
+        return label.strip(), ""
+    stripped = _HEADER_UNIT.sub(lambda m: " " if is_unit(m.group(1)) else m.group(0), label)
+    return " ".join(stripped.split()), units[-1].group(1).strip()
+
+
+def strip_numbering(heading: str) -> str:
+    """"2.8.1 Region Access Control Register (mrac)" -> "Region Access Control Register (mrac)";
+    "Chapter 3 – WISHBONE Classic Bus Cycles" -> "WISHBONE Classic Bus Cycles"."""
+    text = heading.strip()
+    for _ in range(2):
+        new = _NUMBERING.sub("", text).strip(" –-:.")
+        if new == text or not new:
+            break
+        text = new
+    return text or heading.strip()
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word/number tokens; "3.300" stays one token, "IOUT=1" splits."""
+    return [t.lower().replace("μ", "µ") for t in _TOKEN.findall(normalise(text))]
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text or "")]
+
+
+def number_variants(value: str) -> set[str]:
+    """Spellings under which a number may occur in a source text ("3.300" -> {"3.300", "3.3"})."""
+    text = normalise(value).replace(" ", "")
+    text = text.lstrip("+±")
+    out = {text}
+    if text.startswith("-"):
+        out.add(text[1:])
+    try:
+        number = float(text.replace(",", ""))
+    except ValueError:
+        return out
+    if math.isfinite(number):
+        out.add(f"{number:g}")
+        if number == int(number):
+            out.add(str(int(number)))
+    return out
+
+
+def approx_tokens(text: str) -> int:
+    """The project-wide token estimate (characters / 4, rounded up)."""
+    return math.ceil(len(text) / 4)
