@@ -48,7 +48,7 @@ def main() -> None:
             retriever.retrieve(question, args.k)
             times.append((time.perf_counter() - t) * 1000)
         times.sort()
-        p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+        p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
         print(f"{name:<12}{statistics.median(times):>10.2f}{p95:>10.2f}{statistics.mean(times):>10.2f}")
 
 

@@ -21,6 +21,7 @@ from dagster import (
     Output,
     asset,
 )
+from pydantic import Field
 
 from edaqa_pipeline.assets.units import CORPUS_CONDITION
 from edaqa_pipeline.settings import REPO_ROOT
@@ -30,9 +31,9 @@ DEFAULT_METHODS = ["bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid"]
 
 
 class EvalReportConfig(Config):
-    qa_files: list[str] = ["data/sample_qa.jsonl"]
+    qa_files: list[str] = Field(default_factory=lambda: ["data/sample_qa.jsonl"])
     source_map: str = ""
-    methods: list[str] = DEFAULT_METHODS
+    methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS))
     k: int = 10
 
 

@@ -197,9 +197,8 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
                 emit("admonition", raw, span, meta={"label": label.lower()})
             else:
                 emit("blockquote", raw, span)
-        elif tok.type == "html_block":
-            if not raw.lstrip().startswith("<!--"):
-                emit("html", raw, span)
+        elif tok.type == "html_block" and not raw.lstrip().startswith("<!--"):
+            emit("html", raw, span)
         i = close + 1
 
     if not blocks:
