@@ -34,8 +34,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
         if asset in tables:
             print(f"  {asset:<18} {tables[asset]['rows']:>7} rows")
     if "typed_artifacts" in tables:
-        from edaqa_pipeline.storage.tables import read_partitions
         from edaqa_pipeline.indexing import settings_for
+        from edaqa_pipeline.storage.tables import read_partitions
 
         cfg = settings_for(Path(args.corpus), Path(args.storage))
         arts = read_partitions(cfg.tables_dir, "typed_artifacts", report.documents)

@@ -15,7 +15,6 @@ from edaqa_pipeline_tests.dagster_fixtures import (
     ALL_ASSETS,
     CORPUS_ASSETS,
     DOCUMENT_ASSETS,
-    EVALUATION_ASSETS,
     JOBS,
     REPO,
     SCHEDULES,

@@ -87,11 +87,12 @@ def test_delete_document_equals_full_build(live: tuple[Path, Path], tmp_path: Pa
 
 def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
     """The sensor path: tick -> requested partition runs -> corpus job, on one instance."""
+    from dagster import in_process_executor
+
     from edaqa_pipeline.definitions import build_definitions
     from edaqa_pipeline.indexing import settings_for
     from edaqa_pipeline.sensors import corpus_sensor
     from edaqa_pipeline.settings_resource import PipelineSettings
-    from dagster import in_process_executor
 
     corpus = copy_corpus(tmp_path / "corpus", DOCS[:2])
     storage = tmp_path / "storage"

@@ -25,8 +25,8 @@ from edaqa_pipeline.corpus.scan import UnsafePathError, resolve_key
 from edaqa_pipeline.extraction.artifacts import extract_artifacts
 from edaqa_pipeline.extraction.chunks import build_chunks
 from edaqa_pipeline.extraction.occurrences import build_occurrences
-from edaqa_pipeline.jobs import DOCUMENT_ASSETS
 from edaqa_pipeline.extraction.semantic_llm import LLMSemanticExtractor
+from edaqa_pipeline.jobs import DOCUMENT_ASSETS
 from edaqa_pipeline.model import (
     ARTIFACTS_SCHEMA,
     BLOCKS_SCHEMA,

@@ -55,7 +55,7 @@ def _pieces(block: dict[str, Any], max_tokens: int) -> list[dict[str, Any]]:
         buf.append(line)
         size = approx_tokens("\n".join(buf))
         at_boundary = not prefer_sentence or _SENTENCE_LINE_END.search(line)
-        if size >= max_tokens * 0.8 and at_boundary or size >= max_tokens * 1.5:
+        if (size >= max_tokens * 0.8 and at_boundary) or size >= max_tokens * 1.5:
             parts.append(_part(block, buf, buf_start, start + offset, len(parts)))
             buf, buf_start = [], start + offset + 1
     if buf and "\n".join(buf).strip():

@@ -67,7 +67,6 @@ def _suite_spec(table: str) -> list[tuple[str, dict[str, Any]]]:
 @lru_cache(maxsize=1)
 def _context():  # type: ignore[no-untyped-def]
     import great_expectations as gx
-
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="ephemeral")
