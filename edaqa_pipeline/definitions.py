@@ -26,8 +26,13 @@ from dagster import (
 )
 from dagster_polars import PolarsParquetIOManager
 
-from edaqa_pipeline.assets import documents, evaluation, indexes, units
-from edaqa_pipeline.jobs import assemble_corpus_job, corpus_selection, evaluate_job, index_document_job
+from edaqa_pipeline.assets import datasheets, documents, evaluation, indexes, units
+from edaqa_pipeline.jobs import (
+    assemble_corpus_job,
+    corpus_selection,
+    evaluate_job,
+    index_document_job,
+)
 from edaqa_pipeline.resources import LLMResource
 from edaqa_pipeline.schedules import nightly_refresh
 from edaqa_pipeline.sensors import corpus_sensor
@@ -101,7 +106,7 @@ def executor_from_env() -> ExecutorDefinition:
 
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
     cfg = settings or Settings.from_env()
-    all_assets = load_assets_from_modules([documents, units, indexes, evaluation])
+    all_assets = load_assets_from_modules([documents, units, indexes, evaluation, datasheets])
     return Definitions(
         assets=all_assets,
         jobs=[index_document_job, assemble_corpus_job, evaluate_job],

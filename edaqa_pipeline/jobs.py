@@ -4,10 +4,14 @@ from dagster import AssetSelection, define_asset_job
 
 from edaqa_pipeline.partitions import documents_partitions
 
-DOCUMENT_ASSETS = ("parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings")
+DOCUMENT_ASSETS = (
+    "parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings",
+    "datasheet_chunks", "datasheet_properties",
+)
 CORPUS_ASSETS = (
     "unit_hyperedges", "unit_nodes", "unit_provenance", "unit_chunk_edges",
     "unit_chunk_contents", "unit_type_bags", "unit_rejections", "unit_embeddings", "chunk_index",
+    "hardware_kgs", "hardware_kg_instructions",
 )
 
 document_selection = AssetSelection.assets(*DOCUMENT_ASSETS)

@@ -42,12 +42,18 @@ UNIT_ASSETS = (
     "unit_chunk_contents", "unit_type_bags", "unit_rejections",
 )  # fmt: skip
 CORPUS_ASSETS = (*UNIT_ASSETS, "unit_embeddings", "chunk_index")
+# Hardware knowledge graphs from PDF datasheets (issue 9): per-document and cross-document.
+HWKG_DOCUMENT_ASSETS = ("datasheet_chunks", "datasheet_properties")
+HWKG_CORPUS_ASSETS = ("hardware_kgs", "hardware_kg_instructions")
+PARTITIONED_ASSETS = DOCUMENT_ASSETS + HWKG_DOCUMENT_ASSETS
 # The evaluation report asset and its job are expected as soon as their module exists (it was
 # being added while these tests were written): a module that exists but is not loaded by
 # build_definitions is then a failure, as is an asset or job nobody listed here.
 HAS_EVALUATION = importlib.util.find_spec("edaqa_pipeline.assets.evaluation") is not None
 EVALUATION_ASSETS: tuple[str, ...] = ("eval_reports",) if HAS_EVALUATION else ()
-ALL_ASSETS = frozenset(DOCUMENT_ASSETS + CORPUS_ASSETS + EVALUATION_ASSETS)
+ALL_ASSETS = frozenset(
+    PARTITIONED_ASSETS + CORPUS_ASSETS + HWKG_CORPUS_ASSETS + EVALUATION_ASSETS
+)
 JOBS = frozenset({"index_document", "assemble_corpus", *(("evaluate",) if HAS_EVALUATION else ())})
 SENSORS = frozenset({"corpus_sensor", "corpus_automation_sensor"})
 SCHEDULES = frozenset({"nightly_refresh"})

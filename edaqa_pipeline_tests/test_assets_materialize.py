@@ -19,6 +19,9 @@ from typing import Any
 
 import polars as pl
 import pytest
+
+from edaqa_pipeline.jobs import CORPUS_ASSETS as JOB_CORPUS_ASSETS
+from edaqa_pipeline.jobs import DOCUMENT_ASSETS as JOB_DOCUMENT_ASSETS
 from dagster import AssetKey, DagsterInstance, Definitions, in_process_executor, materialize
 
 from edaqa_pipeline.assets.indexes import EMBEDDINGS_SCHEMA
@@ -108,7 +111,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
         # ... and the same assets through materialize(), with the definitions' resources.
         state.runs["b.md"] = materialize(
             assets=list(defs.assets or []),
-            selection=list(DOCUMENT_ASSETS),
+            selection=list(JOB_DOCUMENT_ASSETS),
             partition_key="b.md",
             instance=instance,
             resources=dict(defs.resources or {}),
@@ -132,7 +135,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
 def test_good_document_run_succeeds_and_materialises_every_document_asset(indexed, key):
     result = indexed.runs[key]
     assert result.success, step_failures(result)
-    assert materialized_keys(result) == set(DOCUMENT_ASSETS)
+    assert materialized_keys(result) == set(JOB_DOCUMENT_ASSETS)
 
 
 @pytest.mark.parametrize("key", GOOD)
@@ -149,7 +152,7 @@ def test_parquet_partition_has_expected_columns(indexed, key, asset):
 @pytest.mark.parametrize("key", GOOD)
 def test_every_declared_check_ran_and_passed(indexed, key):
     outcomes = check_outcomes(indexed.runs[key])
-    assert set(outcomes) == indexed.declared_checks(DOCUMENT_ASSETS)
+    assert set(outcomes) == indexed.declared_checks(JOB_DOCUMENT_ASSETS)
     assert all(outcomes.values()), outcomes
 
 
@@ -264,7 +267,7 @@ def test_failed_documents_do_not_affect_other_runs(indexed):
 
 def test_assemble_corpus_succeeds(indexed):
     assert indexed.assemble.success, step_failures(indexed.assemble)
-    assert materialized_keys(indexed.assemble) == set(CORPUS_ASSETS)
+    assert materialized_keys(indexed.assemble) == set(JOB_CORPUS_ASSETS)
 
 
 @pytest.mark.parametrize("asset", UNIT_ASSETS)
@@ -276,7 +279,7 @@ def test_unit_tables_exist_with_expected_columns(indexed, asset):
 
 def test_unit_checks_ran_and_passed(indexed):
     outcomes = check_outcomes(indexed.assemble)
-    assert set(outcomes) == indexed.declared_checks(CORPUS_ASSETS)
+    assert set(outcomes) == indexed.declared_checks(JOB_CORPUS_ASSETS)
     assert all(outcomes.values()), outcomes
 
 

@@ -15,6 +15,8 @@ from edaqa_pipeline_tests.dagster_fixtures import (
     ALL_ASSETS,
     CORPUS_ASSETS,
     DOCUMENT_ASSETS,
+    HWKG_CORPUS_ASSETS,
+    PARTITIONED_ASSETS,
     JOBS,
     REPO,
     SCHEDULES,
@@ -116,7 +118,7 @@ def test_per_document_assets_are_partitioned_by_document(defs):
     for key in graph.get_all_asset_keys():
         name = key.to_user_string()
         partitions = graph.get(key).partitions_def
-        if name in DOCUMENT_ASSETS:
+        if name in PARTITIONED_ASSETS:
             assert partitions is not None and partitions.name == DOCUMENTS, name
         else:
             assert partitions is None, name
@@ -124,7 +126,7 @@ def test_per_document_assets_are_partitioned_by_document(defs):
 
 def test_cross_document_assets_have_an_automation_condition(defs):
     specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
-    for name in CORPUS_ASSETS:
+    for name in CORPUS_ASSETS + HWKG_CORPUS_ASSETS:
         assert specs[name].automation_condition is not None, name
 
 
@@ -171,10 +173,10 @@ def test_jobs(defs):
     assert names - {"__ASSET_JOB"} == JOBS
     doc_job = defs.resolve_job_def("index_document")
     assert doc_job.partitions_def is not None and doc_job.partitions_def.name == DOCUMENTS
-    assert _user_keys(doc_job.asset_layer.executable_asset_keys) == set(DOCUMENT_ASSETS)
+    assert _user_keys(doc_job.asset_layer.executable_asset_keys) == set(PARTITIONED_ASSETS)
     corpus_job = defs.resolve_job_def("assemble_corpus")
     assert corpus_job.partitions_def is None
-    assert _user_keys(corpus_job.asset_layer.executable_asset_keys) == set(CORPUS_ASSETS)
+    assert _user_keys(corpus_job.asset_layer.executable_asset_keys) == set(CORPUS_ASSETS + HWKG_CORPUS_ASSETS)
 
 
 def test_sensors_and_schedule(defs):

@@ -112,7 +112,11 @@ def datasheet_chunks(
 ) -> list[dict[str, Any]]:
     """Chunks of one PDF document's blocks (rows of DATASHEET_CHUNKS_SCHEMA), in reading order."""
     blocks = [
-        {**b, "text": decode_symbols(b.get("text") or ""), "meta": decode_symbols(b.get("meta") or "")}
+        {
+            **b,
+            "text": decode_symbols(b.get("text") or ""),
+            "meta": decode_symbols(b.get("meta") or ""),
+        }
         for b in blocks
         if b.get("page") is not None
     ]
@@ -127,8 +131,16 @@ def datasheet_chunks(
     chunks: list[dict[str, Any]] = []
     seen: Counter[str] = Counter()
 
-    def emit(kind: str, section: list[str], text: str, page: int, bbox: list[float] | None,
-             block_ids: list[str], title: str = "", table: str = "") -> None:
+    def emit(
+        kind: str,
+        section: list[str],
+        text: str,
+        page: int,
+        bbox: list[float] | None,
+        block_ids: list[str],
+        title: str = "",
+        table: str = "",
+    ) -> None:
         key = f"{kind}\x1f{text}"
         dup = seen[key]
         seen[key] += 1
@@ -190,8 +202,16 @@ def datasheet_chunks(
                 continue
             previous_table, previous_table_page = view, page
             text = render_table(view, " > ".join(section))
-            emit("table", section, text, page, block.get("bbox"), [block["block_id"]],
-                 title=view.title, table=json.dumps(view.to_json(), ensure_ascii=False))
+            emit(
+                "table",
+                section,
+                text,
+                page,
+                block.get("bbox"),
+                [block["block_id"]],
+                title=view.title,
+                table=json.dumps(view.to_json(), ensure_ascii=False),
+            )
             continue
         if kind not in PROSE_KINDS:
             continue

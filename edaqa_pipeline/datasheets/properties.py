@@ -89,6 +89,7 @@ DATASHEET_PROPERTIES_SCHEMA: dict[str, pl.DataType] = {
     "value_max": pl.String(),
     "unit": pl.String(),
     "conditions": pl.String(),
+    "entity": pl.String(),  # the row's item in an item x attribute table (a cell, a pin), or ""
     "category": pl.String(),  # hardware category of the document
     "section_path": STRS,
     "table_title": pl.String(),
@@ -211,7 +212,9 @@ def _spec_rows(view: TableView) -> list[dict[str, Any]]:
     if params:
         name_col = params[0]
     else:
-        text_cols = [c for c in range(n) if roles[c] == "other" and not _mostly_numeric(_column(view, c))]
+        text_cols = [
+            c for c in range(n) if roles[c] == "other" and not _mostly_numeric(_column(view, c))
+        ]
         name_col = text_cols[0] if text_cols else 0
     symbol_col = next((c for c in range(n) if roles[c] == "symbol"), None)
     unit_col = next((c for c in range(n) if roles[c] == "unit"), None)
@@ -251,7 +254,10 @@ def _spec_rows(view: TableView) -> list[dict[str, Any]]:
                     for c in cond_cols
                     if _clean_cell(row[c])
                 ),
-                *(f"{view.labels[c] or f'column {c + 1}'}: {' '.join(row[c].split())}" for c in short),
+                *(
+                    f"{view.labels[c] or f'column {c + 1}'}: {' '.join(row[c].split())}"
+                    for c in short
+                ),
             ]
         )
         extra = "; ".join(
@@ -265,7 +271,10 @@ def _spec_rows(view: TableView) -> list[dict[str, Any]]:
         stat_texts = {role: _clean_cell(v) for role, v in raw.items()}
         splittable = (
             k >= 2
-            and all(v is None or (is_number_list(v) and len(v.split()) == k) for v in stat_texts.values())
+            and all(
+                v is None or (is_number_list(v) and len(v.split()) == k)
+                for v in stat_texts.values()
+            )
             and any(v is not None for v in stat_texts.values())
             and (unit_cell is None or len(unit_cell.split()) in (1, k))
         )
@@ -319,6 +328,9 @@ def is_truth_table(view: TableView) -> bool:
     """All data cells are logic levels (0/1/-/X/Z): a function table, not specifications."""
     cells = [c.strip().lower() for r in view.rows for c in r if c.strip()]
     return bool(cells) and all(c in _LOGIC for c in cells)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z][\w.\-\[\]:/]{1,39}")
 
 
 def _logic_column(cells: list[str]) -> bool:
@@ -384,6 +396,7 @@ def _matrix_rows(view: TableView) -> list[dict[str, Any]]:
             value, cell_unit = parts if parts else (cell, "")
             unit = bases[c][1] or cell_unit
             name = f"{key} {labels[c]}".strip() if key else labels[c]
+            entity = key if _IDENTIFIER.fullmatch(key) and not is_numeric_cell(key) else ""
             index = [
                 f"{bases[x][0]} = {' '.join(row[x].split())}"
                 + (f" {bases[x][1]}" if bases[x][1] else "")
@@ -400,6 +413,7 @@ def _matrix_rows(view: TableView) -> list[dict[str, Any]]:
                     "value_max": None,
                     "unit": unit,
                     "conditions": "; ".join([*row_conditions, *index]),
+                    "entity": entity,
                     "extra": "",
                     "row": i,
                     "rule": "table:matrix",
@@ -432,9 +446,19 @@ def _text_rows(view: TableView) -> list[dict[str, Any]]:
                 continue
             name = f"{head} {key}" if head and len(key) <= 24 else key
             out.append(
-                {"name": name, "symbol": "", "value": value, "value_min": None,
-                 "value_typ": None, "value_max": None, "unit": "", "conditions": "",
-                 "extra": "", "row": i, "rule": "table:text"}  # fmt: skip
+                {
+                    "name": name,
+                    "symbol": "",
+                    "value": value,
+                    "value_min": None,
+                    "value_typ": None,
+                    "value_max": None,
+                    "unit": "",
+                    "conditions": "",
+                    "extra": "",
+                    "row": i,
+                    "rule": "table:text",
+                }
             )
         return out
     keys = [c for c in range(1, n) if _categorical(_column(view, c))]
@@ -457,9 +481,19 @@ def _text_rows(view: TableView) -> list[dict[str, Any]]:
             label = " ".join(view.labels[c].split())
             name = key if normalise(label) in _DESCRIPTIVE else f"{key} {label}".strip()
             out.append(
-                {"name": name, "symbol": "", "value": cell,
-                 "value_min": None, "value_typ": None, "value_max": None, "unit": "",
-                 "conditions": conditions, "extra": "", "row": i, "rule": "table:text"}  # fmt: skip
+                {
+                    "name": name,
+                    "symbol": "",
+                    "value": cell,
+                    "value_min": None,
+                    "value_typ": None,
+                    "value_max": None,
+                    "unit": "",
+                    "conditions": conditions,
+                    "extra": "",
+                    "row": i,
+                    "rule": "table:text",
+                }
             )
     return out
 
@@ -496,14 +530,16 @@ _STATEMENT = re.compile(
     rf"(?![\w/])"
 )
 _PRONOUNS = {"it", "this", "that", "these", "those", "which", "there", "they", "he", "she",
-             "its", "what", "who", "each", "one", "all", "both"}  # fmt: skip
+             "its", "what", "who", "each", "one", "all", "both", "if", "when", "while",
+             "because", "although", "since", "unless", "as", "where", "whether"}  # fmt: skip
 _ARTICLES = re.compile(r"^(?:the|a|an|its|their|this|each)\s+", re.IGNORECASE)
 _CONDITION_TAIL = re.compile(
     r"^\s*,?\s*((?:at|with|when|for|under|over|if|during|in|from|across|while)\b[^.;]*)",
     re.IGNORECASE,
 )
-_CONDITION_HEAD = re.compile(r"^((?:with|at|when|for|under|in|during|if)\b[^,]{3,80}),\s*(.+)$",
-                             re.IGNORECASE)
+_CONDITION_HEAD = re.compile(
+    r"^((?:with|at|when|for|under|in|during|if)\b[^,]{3,80}),\s*(.+)$", re.IGNORECASE
+)
 
 
 def sentence_properties(text: str) -> list[dict[str, Any]]:
@@ -605,7 +641,11 @@ def _finish(
         dup = seen[key]
         seen[key] += 1
         description = r.get("description") or _describe(
-            name, r.get("symbol") or "", title, section, r.get("conditions") or "",
+            name,
+            r.get("symbol") or "",
+            title,
+            section,
+            r.get("conditions") or "",
             r.get("extra") or "",
         )
         rows.append(
@@ -621,6 +661,7 @@ def _finish(
                 "value_max": r.get("value_max"),
                 "unit": r.get("unit") or "",
                 "conditions": r.get("conditions") or "",
+                "entity": r.get("entity") or "",
                 "category": category,
                 "section_path": section,
                 "table_title": title,
@@ -668,8 +709,7 @@ SYSTEM_PROMPT = (
     + " Report only properties explicitly stated in the chunk; copy values and units exactly "
     "as printed; keep minimum, typical and maximum apart; put operating conditions, "
     "configurations, device variants and test conditions into the description and "
-    "conditions; set source_chunk_id to the id of the chunk. "
-    + DATA_NOT_INSTRUCTIONS
+    "conditions; set source_chunk_id to the id of the chunk. " + DATA_NOT_INSTRUCTIONS
 )
 
 
@@ -701,7 +741,9 @@ def _raw_to_extracted(raw: dict[str, Any], chunk_id: str) -> ExtractedProperty:
 def _offline(inputs: Mapping[str, Any]) -> BaseModel:
     chunk = inputs["chunk"]
     return PropertyList(
-        properties=[_raw_to_extracted(r, chunk["chunk_id"]) for r in offline_chunk_properties(chunk)]
+        properties=[
+            _raw_to_extracted(r, chunk["chunk_id"]) for r in offline_chunk_properties(chunk)
+        ]
     )
 
 
@@ -792,9 +834,7 @@ def extract_properties(
 
 def llm_prompt_pairs(chunks: list[dict[str, Any]], category: str) -> list[tuple[str, str]]:
     """The (system, user) prompts an LLM build would send (for ``estimate_tokens``)."""
-    return [
-        (SYSTEM_PROMPT, _render(_llm_inputs(c, category))) for c in chunks if not skip_chunk(c)
-    ]
+    return [(SYSTEM_PROMPT, _render(_llm_inputs(c, category))) for c in chunks if not skip_chunk(c)]
 
 
 def rule_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -802,7 +842,9 @@ def rule_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def as_json(row: Mapping[str, Any]) -> str:
-    return json.dumps({k: row[k] for k in ("name", "value", "unit", "conditions")}, ensure_ascii=False)
+    return json.dumps(
+        {k: row[k] for k in ("name", "value", "unit", "conditions")}, ensure_ascii=False
+    )
 
 
 __all__ = [

@@ -27,7 +27,9 @@ class SkeletonBlock:
     children: tuple[SkeletonBlock, ...] = field(default_factory=tuple)
 
 
-def _b(name: str, keywords: str = "", synonyms: str = "", *children: SkeletonBlock) -> SkeletonBlock:
+def _b(
+    name: str, keywords: str = "", synonyms: str = "", *children: SkeletonBlock
+) -> SkeletonBlock:
     kws = tuple(k.strip() for k in keywords.split("|") if k.strip())
     syn = tuple(s.strip().lower() for s in synonyms.split("|") if s.strip())
     return SkeletonBlock(name, kws, (name.lower(), *syn), tuple(children))
@@ -35,33 +37,58 @@ def _b(name: str, keywords: str = "", synonyms: str = "", *children: SkeletonBlo
 
 # Blocks every datasheet has, whatever its category.
 COMMON = (
-    _b("General", "general information|overview|introduction|features|description",
-       "general|general information|overview|introduction|features|description"),
-    _b("Electrical Characteristics",
-       "electrical characteristics|electrical specifications?|dc characteristics|"
-       "ac characteristics|electrical parameters|specifications",
-       "specifications|electrical specifications|characteristics|electrical parameters"),
-    _b("Absolute Maximum Ratings", "absolute maximum|maximum ratings|abs\\.? max",
-       "absolute maximum ratings|maximum ratings"),
-    _b("Operating Conditions",
-       "operating conditions|recommended operating|environmental|operating temperature",
-       "recommended operating conditions"),
-    _b("Package and Pins", "pin functions?|pin descriptions?|pinout|pin configuration|package|"
-       "mechanical|ball map|footprint", "pins|pin functions|pin description|package"),
+    _b(
+        "General",
+        "general information|overview|introduction|features|description",
+        "general|general information|overview|introduction|features|description",
+    ),
+    _b(
+        "Electrical Characteristics",
+        "electrical characteristics|electrical specifications?|dc characteristics|"
+        "ac characteristics|electrical parameters|specifications",
+        "specifications|electrical specifications|characteristics|electrical parameters",
+    ),
+    _b(
+        "Absolute Maximum Ratings",
+        "absolute maximum|maximum ratings|abs\\.? max",
+        "absolute maximum ratings|maximum ratings",
+    ),
+    _b(
+        "Operating Conditions",
+        "operating conditions|recommended operating|environmental|operating temperature",
+        "recommended operating conditions",
+    ),
+    _b(
+        "Package and Pins",
+        "pin functions?|pin descriptions?|pinout|pin configuration|package|"
+        "mechanical|ball map|footprint",
+        "pins|pin functions|pin description|package",
+    ),
 )
 
 SKELETONS: dict[str, tuple[SkeletonBlock, ...]] = {
     "sensor": (
         _b("Power", "power supply|supply|power consumption|current consumption|vdd|power modes?"),
-        _b("Sensing Elements", "sensor|sensing|measurement|accuracy|resolution|noise|"
-           "sensitivity|full.scale|output data rate|odr|range"),
-        _b("Host Interface", "interface|digital interface|serial|communication",
-           "", _b("I2C", "i2c|i²c|twi"), _b("SPI", "spi\\b"), _b("UART", "uart")),
+        _b(
+            "Sensing Elements",
+            "sensor|sensing|measurement|accuracy|resolution|noise|"
+            "sensitivity|full.scale|output data rate|odr|range",
+        ),
+        _b(
+            "Host Interface",
+            "interface|digital interface|serial|communication",
+            "",
+            _b("I2C", "i2c|i²c|twi"),
+            _b("SPI", "spi\\b"),
+            _b("UART", "uart"),
+        ),
         _b("Configuration and Registers", "register|configuration|memory map|modes?\\b"),
     ),
     "processing": (
-        _b("Core", "core\\b|pipeline|instruction|cpu|execution|branch|isa\\b|risc-v|"
-           "features|overview"),
+        _b(
+            "Core",
+            "core\\b|pipeline|instruction|cpu|execution|branch|isa\\b|risc-v|features|overview",
+        ),
         _b("Memory", "memory|cache|iccm|dccm|sram|flash|rom\\b|tcm"),
         _b("Control/Status Registers", "registers?\\b|csrs?\\b", "registers|csrs"),
         _b("Interrupts", "interrupt|pic\\b|nmi|exception|trap|plic"),
@@ -86,46 +113,82 @@ SKELETONS: dict[str, tuple[SkeletonBlock, ...]] = {
         _b("Receiver", "receive|rx\\b|sensitivity|demodulat"),
         _b("Physical Layer", "rf\\b|antenna|phy\\b|channel|frequency band|radio"),
         _b("Protocol", "protocol|packet|frame|stack|mac\\b|link"),
-        _b("Host Interface", "host interface|interface|uart|spi\\b|i2c|usb|sdio",
-           "", _b("UART", "uart"), _b("SPI", "spi\\b"), _b("I2C", "i2c|i²c")),
+        _b(
+            "Host Interface",
+            "host interface|interface|uart|spi\\b|i2c|usb|sdio",
+            "",
+            _b("UART", "uart"),
+            _b("SPI", "spi\\b"),
+            _b("I2C", "i2c|i²c"),
+        ),
         _b("Power", "power supply|supply|current consumption|power modes?|sleep"),
     ),
     "interface": (
         _b("Signals", "signals?\\b|ports?\\b|tag types?|tags?\\b|signal description"),
-        _b("Bus Cycles", "bus cycles?|cycles?\\b|transfers?\\b|handshak|single read|"
-           "block read|block write|rmw|read-modify-write|burst",
-           "bus cycles"),
+        _b(
+            "Bus Cycles",
+            "bus cycles?|cycles?\\b|transfers?\\b|handshak|single read|"
+            "block read|block write|rmw|read-modify-write|burst",
+            "bus cycles",
+        ),
         _b("Timing", "timing|clock|setup|hold"),
-        _b("Data Organization", "data organi[sz]ation|endian|granularity|byte ordering|"
-           "nomenclature|byte lane|operand size"),
-        _b("Interconnection", "interconnect|intercon|shared bus|crossbar|point.to.point|"
-           "data flow|arbit"),
+        _b(
+            "Data Organization",
+            "data organi[sz]ation|endian|granularity|byte ordering|"
+            "nomenclature|byte lane|operand size",
+        ),
+        _b(
+            "Interconnection",
+            "interconnect|intercon|shared bus|crossbar|point.to.point|data flow|arbit",
+        ),
         _b("Master Interface", "master"),
         _b("Slave Interface", "slave"),
-        _b("Compliance and Datasheets", "datasheet|complian|rules?\\b|permissions?|"
-           "recommendations?|observations?|specification"),
+        _b(
+            "Compliance and Datasheets",
+            "datasheet|complian|rules?\\b|permissions?|"
+            "recommendations?|observations?|specification",
+        ),
     ),
     "process": (
-        _b("Devices", "devices?\\b|transistors?", "devices",
-           _b("MOS Transistors", "mos\\b|nmos|pmos|inmos|hv-[np]mos|mosfet|transistor"),
-           _b("Bipolar Transistors", "bipolar|npn|pnp|hbt"),
-           _b("Resistors", "resist|rsil|rppd|rhigh|sheet resistance"),
-           _b("Capacitors", "capacit|mim\\b|varicap|varactor"),
-           _b("Diodes", "diode|schottky")),
-        _b("Interconnect", "interconnect|metal|contacts?\\b|vias?\\b", "",
-           _b("Metal Layers", "metal|topmetal"),
-           _b("Contacts and Vias", "contacts?\\b|vias?\\b")),
+        _b(
+            "Devices",
+            "devices?\\b|transistors?",
+            "devices",
+            _b("MOS Transistors", "mos\\b|nmos|pmos|inmos|hv-[np]mos|mosfet|transistor"),
+            _b("Bipolar Transistors", "bipolar|npn|pnp|hbt"),
+            _b("Resistors", "resist|rsil|rppd|rhigh|sheet resistance"),
+            _b("Capacitors", "capacit|mim\\b|varicap|varactor"),
+            _b("Diodes", "diode|schottky"),
+        ),
+        _b(
+            "Interconnect",
+            "interconnect|metal|contacts?\\b|vias?\\b",
+            "",
+            _b("Metal Layers", "metal|topmetal"),
+            _b("Contacts and Vias", "contacts?\\b|vias?\\b"),
+        ),
         _b("Layer Stack", "layer thickness|thickness|layer stack|cross.section|oxide"),
-        _b("Parasitics", "parasitic"),
+        _b("Parasitics", "parasitic capacitances?|parasitics?"),
         _b("Reliability", "current densit|electromigration|reliability|lifetime"),
-        _b("Process Control", "process control|pass/fail|information parameters|"
-           "measurement conditions|process flow|processing sequence"),
-        _b("Cell Library", "cells?\\b|pads?\\b|i/o\\b|io\\b|inout|library|timing|"
-           "power information|leakage|pin cap", "cells|cell library",
-           _b("Timing", "timing|delay|slew|transition"),
-           _b("Power", "power information|power\\b|energy|leakage"),
-           _b("Area and Pins", "area|pin cap|capacitance"),
-           _b("Function", "truth table|function")),
+        _b(
+            "Process Control",
+            "process control|pass/fail|information parameters|"
+            "measurement conditions|process flow|processing sequence",
+        ),
+        _b(
+            "Cell Library",
+            "cells?\\b|pads?\\b|iopad|i/o\\b|io\\b|inout|tri_?out|inputs?\\b|"
+            "outputs?\\b|library|timing|power information|leakage|pin cap",
+            "cells|cell library",
+            _b("Timing", "timing|delay|slew|transition", "timing information|delay"),
+            _b(
+                "Power",
+                "power information|power\\b|energy|leakage",
+                "power information|power|internal power|leakage power",
+            ),
+            _b("Area and Pins", "area\\b|pin cap|pin capacitance", "area|pin capacitance"),
+            _b("Function", "truth table|function", "truth table|functionality"),
+        ),
     ),
     "general": (),
 }

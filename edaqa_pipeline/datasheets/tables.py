@@ -201,6 +201,19 @@ def _infer_roles(labels: list[str], rows: list[list[str]]) -> list[str]:
         ]
         if len(numeric) == 1:
             roles[numeric[0]] = "value"
+    # A "Description" column names the row only when nothing better does: a text column 0
+    # ("Nomenclature", "Signal") is the parameter, the description describes it.
+    if (
+        roles
+        and roles[0] == "other"
+        and "parameter" in roles
+        and all(
+            normalise(labels[c]) == "description" for c, r in enumerate(roles) if r == "parameter"
+        )
+        and not _mostly_numeric([r[0] for r in rows if r])
+    ):
+        roles[0] = "parameter"
+        roles = ["other" if c and r == "parameter" else r for c, r in enumerate(roles)]
     # Several "parameter"-like columns: the first is the parameter, the rest describe it.
     seen = False
     for c, role in enumerate(roles):

@@ -77,7 +77,7 @@ def is_number(cell: str) -> bool:
 
 
 def split_number_unit(cell: str) -> tuple[str, str] | None:
-    """"55 MHz" -> ("55", "MHz"); "3.3" -> ("3.3", ""); "Min 1.35" -> ("1.35", ""); else None."""
+    """ "55 MHz" -> ("55", "MHz"); "3.3" -> ("3.3", ""); "Min 1.35" -> ("1.35", ""); else None."""
     text = cell.strip()
     labelled = _LABELLED_NUMBER.match(text)
     if labelled:
@@ -126,7 +126,7 @@ def header_unit(label: str) -> tuple[str, str]:
 
 
 def strip_numbering(heading: str) -> str:
-    """"2.8.1 Region Access Control Register (mrac)" -> "Region Access Control Register (mrac)";
+    """ "2.8.1 Region Access Control Register (mrac)" -> "Region Access Control Register (mrac)";
     "Chapter 3 – WISHBONE Classic Bus Cycles" -> "WISHBONE Classic Bus Cycles"."""
     text = heading.strip()
     for _ in range(2):

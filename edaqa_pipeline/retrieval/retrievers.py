@@ -177,7 +177,18 @@ METHODS: dict[str, Callable[[IndexSnapshot], Retriever]] = {
     "hybrid_rrf": lambda s: HybridRRFRetriever(s),
     "fa_units": lambda s: FunctionAwareRetriever(s, name="fa_units", top_chunks=0),
     "fa_hybrid": lambda s: FunctionAwareRetriever(s, name="fa_hybrid"),
+    # fa_hybrid with the trained LoRA adapter as f_func (unit retrieval and sim_func);
+    # raises NoTrainedEncoderError when the storage root has no trained encoder.
+    "fa_hybrid_tuned": lambda s: FunctionAwareRetriever(s.tuned_view(), name="fa_hybrid_tuned"),
+    # Block-first retrieval over the hardware knowledge graphs of PDF datasheets (paper 002).
+    "hwkg": lambda s: _hwkg(s),
 }
+
+
+def _hwkg(snapshot: IndexSnapshot) -> Retriever:
+    from edaqa_pipeline.datasheets.retrieval import make_hwkg_retriever
+
+    return make_hwkg_retriever(snapshot)
 
 
 def make_retriever(name: str, snapshot: IndexSnapshot) -> Retriever:
