@@ -23,8 +23,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from edaqa_pipeline.indexing import index_corpus
 
     started = time.perf_counter()
+    extra = ("build_chip_kg",) if args.chipkg else ()
     report = index_corpus(Path(args.corpus), Path(args.storage), force=args.force,
-                          log=(lambda *_: None) if args.quiet else print)
+                          log=(lambda *_: None) if args.quiet else print, extra_jobs=extra)
     manifest = report.manifest
     tables = manifest["tables"]
     print(f"\nindexed {len(report.documents)} documents into {args.storage} "
@@ -84,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", required=True)
     p.add_argument("--force", action="store_true", help="re-run every document")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--chipkg", action="store_true",
+                   help="also build the ChipKG used by the chipmind methods (a few minutes on large corpora)")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("estimate", help="tokens and calls a full LLM build would need")

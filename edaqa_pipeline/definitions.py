@@ -26,9 +26,10 @@ from dagster import (
 )
 from dagster_polars import PolarsParquetIOManager
 
-from edaqa_pipeline.assets import datasheets, documents, evaluation, indexes, units
+from edaqa_pipeline.assets import chipkg, datasheets, documents, evaluation, indexes, units
 from edaqa_pipeline.jobs import (
     assemble_corpus_job,
+    build_chip_kg_job,
     corpus_selection,
     evaluate_job,
     index_document_job,
@@ -106,14 +107,14 @@ def executor_from_env() -> ExecutorDefinition:
 
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
     cfg = settings or Settings.from_env()
-    all_assets = load_assets_from_modules([documents, units, indexes, evaluation, datasheets])
+    all_assets = load_assets_from_modules([documents, units, indexes, evaluation, datasheets, chipkg])
     return Definitions(
         assets=all_assets,
-        jobs=[index_document_job, assemble_corpus_job, evaluate_job],
+        jobs=[index_document_job, assemble_corpus_job, evaluate_job, build_chip_kg_job],
         sensors=[
             corpus_sensor,
             AutomationConditionSensorDefinition(
-                "corpus_automation_sensor", target=corpus_selection | AssetSelection.assets("eval_reports"), minimum_interval_seconds=60
+                "corpus_automation_sensor", target=corpus_selection | AssetSelection.assets("eval_reports", "chip_kg_nodes", "chip_kg_triples"), minimum_interval_seconds=60
             ),
         ],
         schedules=[nightly_refresh],

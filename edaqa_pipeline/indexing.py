@@ -159,7 +159,8 @@ def unit_counts(cfg: Settings) -> dict[str, Any]:
     }
 
 
-def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print) -> IndexReport:  # type: ignore[no-untyped-def]
+def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,  # type: ignore[no-untyped-def]
+                 extra_jobs: tuple[str, ...] = ()) -> IndexReport:
     """Index ``corpus`` into ``storage``; see the module docstring."""
     from dagster import in_process_executor
 
@@ -225,6 +226,12 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print)
         if not result.success:
             raise RuntimeError(f"cross-document assets failed: {_failure_message(result)}")
         corpus_state.write_text(json.dumps({"fingerprint": fingerprint}))
+    for job_name in extra_jobs:  # optional method-specific graphs, e.g. build_chip_kg
+        result = defs.resolve_job_def(job_name).execute_in_process(
+            instance=instance, run_config=QUIET_RUN_CONFIG, raise_on_error=False)
+        _step_seconds(instance, result.run_id, timings)
+        if not result.success:
+            raise RuntimeError(f"{job_name} failed: {_failure_message(result)}")
 
     report.documents = sorted(k for k in current if k in state)
     manifest = {

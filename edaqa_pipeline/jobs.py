@@ -32,3 +32,9 @@ assemble_corpus_job = define_asset_job(
     selection=corpus_selection,
     description="Cross-document assets: functional units, unit embeddings, chunk index.",
 )
+
+build_chip_kg_job = define_asset_job(
+    "build_chip_kg",
+    selection=AssetSelection.assets("chip_kg_nodes", "chip_kg_triples"),
+    description="ChipKG (paper 001): sentence IR, anchors, triples, node vectors.",
+)

@@ -52,7 +52,6 @@ Rules (names end up in the triples' ``rule`` column):
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -74,7 +73,7 @@ from edaqa_pipeline.extraction.patterns import (
 )
 from edaqa_pipeline.model import normalise_ws, stable_id
 
-EXTRACTOR_VERSION = "chipkg-rules-1"
+EXTRACTOR_VERSION = "chipkg-rules-2"
 
 ENTITY_TYPES: tuple[str, ...] = (
     "command", "option", "variable", "file", "message", "tool", "concept",
@@ -173,6 +172,7 @@ _BARE_COMMAND = re.compile(r"(?<![\w./$-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w.
 _TOOL = re.compile(r"(?<![\w-])((?:[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)|(?:[A-Z]{2,}[a-z][A-Za-z0-9]*)|(?:[A-Z][a-z]+[A-Z]{2,}[A-Za-z0-9]*))(?![\w-])")
 _OPTION_IN_TEXT = re.compile(r"(?<![\w-])(-[a-zA-Z][A-Za-z0-9_]*)")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLACEHOLDER_OPTION = re.compile(r"^-(?:param\d*|option\d*|opt\d*|flag\d*|switch\d*)$")
 _TOOL_STOP = frozenset({"GitHub", "JavaScript", "TypeScript", "YouTube", "macOS", "iOS", "PhD", "McDonald"})
 
 
@@ -204,12 +204,14 @@ def classify_code(span: str, scope: str = "") -> list[tuple[str, str, str]]:
     if MESSAGE_ID.fullmatch(first):
         return [(first, "message", first.upper())]
     if OPTION.match(first):
+        if _PLACEHOLDER_OPTION.match(first):
+            return []
         return [(first, "option", scoped_option(first, scope))]
     if _UPPER_VAR.match(first.lstrip("$")):
         name = first.lstrip("$")
         return [(first, "variable", name)]
     base = first.rsplit("/", 1)[-1]
-    if FILE_NAME.fullmatch(base) and "." in base:
+    if FILE_NAME.fullmatch(base.lower()) and "." in base:
         canon = normalise_anchor(first)
         if rejection_reason(canon) is None:
             return [(first, "file", canon)]
@@ -218,7 +220,7 @@ def classify_code(span: str, scope: str = "") -> list[tuple[str, str, str]]:
     if not canon or rejection_reason(canon) is not None or canon in LANGUAGE_WORDS:
         return []
     if COMMAND.match(canon):
-        out.append((first, "command", canon))
+        out.append((words[0].rstrip(";,"), "command", canon))
         for w in words[1:]:
             if OPTION.match(w):
                 out.append((f"{first} {w}", "option", scoped_option(w, canon)))
@@ -250,7 +252,7 @@ def mentions(text: str, scope: str = "") -> list[Mention]:
         if rejection_reason(canon) is None and canon not in LANGUAGE_WORDS:
             found.append(Mention(canon, "command", canon, m.start()))
     for m in _OPTION_IN_TEXT.finditer(rest):
-        if scope and len(m.group(1)) > 2:
+        if scope and len(m.group(1)) > 2 and not _PLACEHOLDER_OPTION.match(m.group(1)):
             found.append(Mention(m.group(1), "option", scoped_option(m.group(1), scope), m.start()))
     for m in _TOOL.finditer(rest):
         word = m.group(1)
@@ -345,7 +347,8 @@ _GENERIC = _words(
     """
     default value values command commands option options parameter parameters argument
     arguments file files user users tool tools design designs following example examples
-    result results number name names list set step steps default. flag flags it this
+    result results number name names list set step steps flag flags it this more
+    information details detail section page below above following way case cases
     """
 )
 
@@ -389,14 +392,25 @@ def _qualifiers(text: str, subject: str, subject_type: str) -> list[IRQualifier]
     return out
 
 
+_AFTER_IDENT = re.compile(
+    r"^(?:the\s+)?`[^`]+`(?:\s+(?:command|option|tool|module|variable|function|file|flag|"
+    r"parameter|argument|utility|engine|switch|api|method))?\s+([a-z]+(?:s|ed))\b",
+    re.IGNORECASE,
+)
+
+
 def _verb_split(text: str, after: int = 0) -> tuple[str, str, str] | None:
-    """(subject phrase, verb, object) at the first known verb at or after offset ``after``."""
+    """(subject phrase, verb, object) at the first known verb at or after offset ``after``;
+    else, for "The `x` [command] <word>s ...", that word."""
     for m in _WORD.finditer(text):
         if m.start() < after:
             continue
         word = m.group(0).lower()
         if word in VERBS:
             return text[: m.start()].strip(), word, text[m.end():].strip()
+    m = _AFTER_IDENT.match(text)
+    if m:
+        return text[: m.start(1)].strip(), m.group(1).lower(), text[m.end(1):].strip()
     return None
 
 
@@ -430,10 +444,13 @@ def _norms(found: list[Mention]) -> list[IRNormalisation]:
 
 
 def _section_subject(ctx: UnitContext) -> tuple[str, str]:
+    """The section's command, else its title as a document-local value (section titles such
+    as "Regression tests" or "FAQs" recur in every document: as global concepts they would
+    link unrelated boilerplate)."""
     if ctx.scope:
         return ctx.scope, "command"
     title = ctx.section_path[-1] if ctx.section_path else ctx.document
-    return (_concept(title) or normalise_ws(title).lower()), "concept"
+    return f"section: {normalise_ws(title)}", "value"
 
 
 def prose_ir(sentence_id: str, text: str, ctx: UnitContext) -> SentenceIR | None:
@@ -441,7 +458,8 @@ def prose_ir(sentence_id: str, text: str, ctx: UnitContext) -> SentenceIR | None
     text = clean_text(text)
     if len(_WORD.findall(text)) < 3:
         return None
-    text = re.sub(r"^by default,?\s+", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"^(?:by default,?|simply|please|just|now|then|next|finally|first|also),?\s+",
+                  "", text, flags=re.IGNORECASE)
     found = mentions(text, ctx.scope)
     first_word = (_WORD.findall(text) or [""])[0].lower()
     imperative = first_word in IMPERATIVE_VERBS or (ctx.block_kind == "ordered_list" and bool(first_word))
@@ -691,6 +709,9 @@ def code_ir(sentence_id: str, code: str, ctx: UnitContext) -> SentenceIR | None:
     backbone += [IRTriple(subject=example, subject_type="value", relation="uses", object=m.canonical,
                           object_type=m.entity_type) for m in variables[:8]]
     anchor = found[0] if found else variables[0]
+    if ctx.scope and ctx.scope not in {m.canonical for m in found}:
+        backbone.append(IRTriple(subject=example, subject_type="value", relation="demonstrates",
+                                 object=ctx.scope, object_type="command"))
     ir = SentenceIR(
         sentence_id=sentence_id, category="procedural", anchor_type="procedure",
         anchor_entity=ctx.scope or anchor.canonical,
@@ -1069,10 +1090,6 @@ def _entity_text(canonical: str, etype: str) -> str:
         cmd, opt = canonical.split(" ", 1)
         return f"{opt} option of {cmd}"
     return f"{canonical} ({etype})"
-
-
-def ir_json(ir: SentenceIR) -> str:
-    return json.dumps(ir.model_dump(), sort_keys=True)
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tqdm import tqdm
 
+from edaqa_pipeline.chipkg.metrics import steps_of, system_recall_at_k
 from edaqa_pipeline.evaluation import metrics as m
 from edaqa_pipeline.evaluation.atomic import Embed, Judge, atomic_rouge
 from edaqa_pipeline.evaluation.qa import QAItem
@@ -127,9 +128,19 @@ def run_evaluation(
                 t0 = time.perf_counter()
                 evidence = list(retriever.retrieve(item.question, k))
                 elapsed_ms = (time.perf_counter() - t0) * 1000.0
+                # Multi-step retrievers (ChipMind) expose the last call's steps and trace.
+                steps = steps_of(retriever, evidence)
+                trace = getattr(retriever, "last_trace", None)
                 evidence = evidence[:k]
                 packed = m.pack_to_budget(evidence, BUDGET_TOKENS)
                 generated = answer(item.question, packed)
+                scores = question_scores(item, evidence, packed, generated, embed=embed, judge=judge)
+                system_recall = system_recall_at_k(
+                    steps, k, ref_passages=item.ref_passages, gold_docs=item.gold_docs
+                )
+                if system_recall is not None:
+                    scores[f"system_recall@{k}"] = _r(system_recall)
+                row_extra = {"trace": trace} if trace is not None else {}
                 rows.append(
                     {
                         "id": item.id,
@@ -140,9 +151,8 @@ def run_evaluation(
                         "answer": generated,
                         "retrieval_ms": _r(elapsed_ms),
                         "evidence": [e.to_json() for e in evidence],
-                        "scores": question_scores(
-                            item, evidence, packed, generated, embed=embed, judge=judge
-                        ),
+                        "scores": scores,
+                        **row_extra,
                     }
                 )
                 bar.update(1)
