@@ -540,8 +540,14 @@ def test_chunk_text_is_the_source_lines(path: Path) -> None:
     for chunk in chunks:
         same_lines(chunk, source, blocks)
         assert chunk["n_tokens"] == approx_tokens(chunk["text"]) == math.ceil(len(chunk["text"]) / 4)
+        # The encoders see the section path and the blocks' content (no heading / fence markup).
         heading = " > ".join(chunk["section_path"])
-        assert chunk["embed_text"] == (f"{heading}\n{chunk['text']}" if heading else chunk["text"])
+        body = "\n".join(
+            b["text"] for b in blocks if b["block_id"] in chunk["block_ids"] and b["kind"] != "heading"
+        )
+        if all(b["block_id"] not in chunk["block_ids"] or len(b["text"]) < 1600 for b in blocks):
+            assert chunk["embed_text"] == (f"{heading}\n{body}" if heading else body)
+        assert "```" not in chunk["embed_text"] and "~~~" not in chunk["embed_text"]
     assert [c["ordinal"] for c in chunks] == list(range(len(chunks)))
     # chunks cover the blocks in order, without overlapping
     ends = [(c["start_line"], c["end_line"]) for c in chunks]
