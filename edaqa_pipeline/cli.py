@@ -23,7 +23,14 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from edaqa_pipeline.indexing import index_corpus
 
     started = time.perf_counter()
-    extra = ("build_chip_kg",) if args.chipkg else ()
+    from edaqa_pipeline.jobs import EXTRA_JOBS
+
+    wanted = [w.strip() for w in (args.with_ or "").split(",") if w.strip()]
+    unknown = [w for w in wanted if w not in EXTRA_JOBS]
+    if unknown:
+        print(f"error: --with takes {', '.join(EXTRA_JOBS)}; got {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    extra = tuple(EXTRA_JOBS[w] for w in wanted)
     report = index_corpus(Path(args.corpus), Path(args.storage), force=args.force,
                           log=(lambda *_: None) if args.quiet else print, extra_jobs=extra)
     manifest = report.manifest
@@ -85,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", required=True)
     p.add_argument("--force", action="store_true", help="re-run every document")
     p.add_argument("--quiet", action="store_true")
-    p.add_argument("--chipkg", action="store_true",
-                   help="also build the ChipKG used by the chipmind methods (a few minutes on large corpora)")
+    p.add_argument("--with", dest="with_", default="",
+                   help="also build method graphs: chipkg (chipmind methods), techdoc (element "
+                   "graph); comma-separated; a few minutes each on large corpora")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("estimate", help="tokens and calls a full LLM build would need")

@@ -63,8 +63,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     def embed(texts: list[str]) -> np.ndarray:
         return snapshot.base.encode(texts)
 
+    extra = None
+    if not args.no_element_metrics:
+        from edaqa_pipeline.elements.metrics import load_view
+
+        view = load_view(snapshot.storage, snapshot.documents)
+
+        def extra(item, evidence, answer):  # type: ignore[no-untyped-def]
+            return view.scores(evidence, gold_spans=item.gold_spans, ref_passages=item.ref_passages,
+                               gold_docs=item.gold_docs, answer=answer)
+
     metrics, rows = run_evaluation(items, retrievers, extractive_answer, k=args.k, embed=embed,
-                                   progress=not args.no_progress)
+                                   progress=not args.no_progress, extra_scores=extra)
     out = Path(args.out)
     write_outputs(out, metrics, rows, reproduced="edaqa " + " ".join(sys.argv[1:]))
     print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.html")
@@ -97,4 +107,6 @@ def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--out", default="eval_out")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-element-metrics", action="store_true",
+                   help="skip TechDocRAG's element-graph metrics (rehr@10_L0..L4, ecr, poa, csr)")
     p.set_defaults(func=_cmd_eval)

@@ -26,10 +26,19 @@ from dagster import (
 )
 from dagster_polars import PolarsParquetIOManager
 
-from edaqa_pipeline.assets import chipkg, datasheets, documents, evaluation, indexes, units
+from edaqa_pipeline.assets import (
+    chipkg,
+    datasheets,
+    documents,
+    elements,
+    evaluation,
+    indexes,
+    units,
+)
 from edaqa_pipeline.jobs import (
     assemble_corpus_job,
     build_chip_kg_job,
+    build_element_graph_job,
     corpus_selection,
     evaluate_job,
     index_document_job,
@@ -107,14 +116,16 @@ def executor_from_env() -> ExecutorDefinition:
 
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
     cfg = settings or Settings.from_env()
-    all_assets = load_assets_from_modules([documents, units, indexes, evaluation, datasheets, chipkg])
+    all_assets = load_assets_from_modules([documents, units, indexes, evaluation, datasheets, chipkg, elements])
     return Definitions(
         assets=all_assets,
-        jobs=[index_document_job, assemble_corpus_job, evaluate_job, build_chip_kg_job],
+        jobs=[index_document_job, assemble_corpus_job, evaluate_job, build_chip_kg_job,
+              build_element_graph_job],
         sensors=[
             corpus_sensor,
             AutomationConditionSensorDefinition(
-                "corpus_automation_sensor", target=corpus_selection | AssetSelection.assets("eval_reports", "chip_kg_nodes", "chip_kg_triples"), minimum_interval_seconds=60
+                "corpus_automation_sensor", target=corpus_selection | AssetSelection.assets(
+                    "eval_reports", "chip_kg_nodes", "chip_kg_triples", "element_graph"), minimum_interval_seconds=60
             ),
         ],
         schedules=[nightly_refresh],

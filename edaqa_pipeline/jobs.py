@@ -6,7 +6,7 @@ from edaqa_pipeline.partitions import documents_partitions
 
 DOCUMENT_ASSETS = (
     "parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings",
-    "datasheet_chunks", "datasheet_properties",
+    "datasheet_chunks", "datasheet_properties", "elements",
 )
 CORPUS_ASSETS = (
     "unit_hyperedges", "unit_nodes", "unit_provenance", "unit_chunk_edges",
@@ -38,3 +38,12 @@ build_chip_kg_job = define_asset_job(
     selection=AssetSelection.assets("chip_kg_nodes", "chip_kg_triples"),
     description="ChipKG (paper 001): sentence IR, anchors, triples, node vectors.",
 )
+
+build_element_graph_job = define_asset_job(
+    "build_element_graph",
+    selection=AssetSelection.assets("element_graph"),
+    description="TechDocRAG (paper 003): cross-document element edges, identifier index, summary vectors.",
+)
+
+# `edaqa index --with NAME`: method-specific graphs built after the corpus assets.
+EXTRA_JOBS = {"chipkg": build_chip_kg_job.name, "techdoc": build_element_graph_job.name}

@@ -116,8 +116,12 @@ def run_evaluation(
     embed: Embed | None = None,
     judge: Judge | None = None,
     progress: bool = True,
+    extra_scores: Callable[[QAItem, list[EvidenceItem], str], dict[str, float]] | None = None,
 ) -> tuple[dict, list[dict]]:
-    """Evaluate each retriever on each question; returns (metrics.json dict, result rows)."""
+    """Evaluate each retriever on each question; returns (metrics.json dict, result rows).
+
+    ``extra_scores(item, evidence, answer)`` adds method-independent per-question metrics
+    (the element-graph metrics rehr@10_L0..L4, ecr, poa, csr of TechDocRAG)."""
     rows: list[dict[str, Any]] = []
     with tqdm(
         total=len(items) * len(retrievers), disable=not progress, desc="eval", unit="q"
@@ -140,6 +144,9 @@ def run_evaluation(
                 )
                 if system_recall is not None:
                     scores[f"system_recall@{k}"] = _r(system_recall)
+                if extra_scores is not None:
+                    scores.update({name: _r(v) for name, v in extra_scores(item, evidence, generated).items()
+                                   if v is not None})
                 row_extra = {"trace": trace} if trace is not None else {}
                 rows.append(
                     {

@@ -182,10 +182,18 @@ METHODS: dict[str, Callable[[IndexSnapshot], Retriever]] = {
     "fa_hybrid_tuned": lambda s: FunctionAwareRetriever(s.tuned_view(), name="fa_hybrid_tuned"),
     # Block-first retrieval over the hardware knowledge graphs of PDF datasheets (paper 002).
     "hwkg": lambda s: _hwkg(s),
+    # TechDocRAG (paper 003): element graph, identifier-aware recall, intent-aware expansion.
+    "techdoc": lambda s: _techdoc(s),
     # ChipMind (paper 001): KG + Personalized PageRank, adaptive top-K, anchor filter, iterations.
     **{name: (lambda s, _n=name: _chipmind(_n, s)) for name in (
         "chipmind", "chipmind_no_adaptive_k", "chipmind_no_filter", "chipmind_no_iteration")},
 }
+
+
+def _techdoc(snapshot: IndexSnapshot) -> Retriever:
+    from edaqa_pipeline.elements.retriever import make_techdoc_retriever
+
+    return make_techdoc_retriever(snapshot)
 
 
 def _chipmind(name: str, snapshot: IndexSnapshot) -> Retriever:
