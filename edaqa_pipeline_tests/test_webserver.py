@@ -21,8 +21,8 @@ import pytest
 
 from edaqa_pipeline_tests.dagster_fixtures import (
     ALL_ASSETS,
-    DOCUMENT_ASSETS,
     JOBS,
+    PARTITIONED_ASSETS,
     REPO,
     SCHEDULES,
     SENSORS,
@@ -206,7 +206,7 @@ def test_assets_have_groups_kinds_and_partitions(repository, defs_specs):
     partitioned = {
         "/".join(n["assetKey"]["path"]) for n in repository["assetNodes"] if n["isPartitioned"]
     }
-    assert partitioned == set(DOCUMENT_ASSETS)
+    assert partitioned == set(PARTITIONED_ASSETS)
 
 
 def test_every_declared_check_is_served(repository, local_defs):

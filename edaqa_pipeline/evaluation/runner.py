@@ -107,6 +107,15 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, float], str | N
     return dict(sorted(out.items())), signature
 
 
+def _jsonable(value: Any) -> Any:
+    """A retriever's trace (dict or dataclass) as plain JSON data for results.jsonl."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    return json.loads(json.dumps(value, default=str))
+
+
 def run_evaluation(
     items: list[QAItem],
     retrievers: dict[str, Retriever],
@@ -147,7 +156,7 @@ def run_evaluation(
                 if extra_scores is not None:
                     scores.update({name: _r(v) for name, v in extra_scores(item, evidence, generated).items()
                                    if v is not None})
-                row_extra = {"trace": trace} if trace is not None else {}
+                row_extra = {"trace": _jsonable(trace)} if trace is not None else {}
                 rows.append(
                     {
                         "id": item.id,
