@@ -179,7 +179,7 @@ METHODS: dict[str, Callable[[IndexSnapshot], Retriever]] = {
     "fa_hybrid": lambda s: FunctionAwareRetriever(s, name="fa_hybrid"),
     # fa_hybrid with the trained LoRA adapter as f_func (unit retrieval and sim_func);
     # raises NoTrainedEncoderError when the storage root has no trained encoder.
-    "fa_hybrid_tuned": lambda s: FunctionAwareRetriever(s.tuned_view(), name="fa_hybrid_tuned"),
+    "fa_hybrid_tuned": lambda s: _tuned(s),
     # Block-first retrieval over the hardware knowledge graphs of PDF datasheets (paper 002).
     "hwkg": lambda s: _hwkg(s),
     # TechDocRAG (paper 003): element graph, identifier-aware recall, intent-aware expansion.
@@ -200,6 +200,14 @@ def _chipmind(name: str, snapshot: IndexSnapshot) -> Retriever:
     from edaqa_pipeline.chipkg.retriever import FACTORIES
 
     return FACTORIES[name](snapshot)
+
+
+def _tuned(snapshot: IndexSnapshot) -> Retriever:
+    tuned_view = getattr(snapshot, "tuned_view", None)
+    if tuned_view is None:
+        raise ValueError("fa_hybrid_tuned needs a trained function-aware encoder; the training "
+                         "assets (trained_encoder, tuned_embeddings) are not part of this build yet")
+    return FunctionAwareRetriever(tuned_view(), name="fa_hybrid_tuned")
 
 
 def _hwkg(snapshot: IndexSnapshot) -> Retriever:
