@@ -24,6 +24,9 @@ def read_table(tables_dir: Path, asset: str) -> pl.DataFrame | None:
 
 
 def partition_path(tables_dir: Path, asset: str, key: str) -> Path:
+    """Where a document partition is stored; keys that would leave the asset folder are refused."""
+    if not key or ".." in Path(key).parts or Path(key).is_absolute():
+        raise ValueError(f"{key!r} is not a valid document key ('..' or an absolute path)")
     return tables_dir / asset / f"{key}.parquet"
 
 
