@@ -41,4 +41,8 @@ def read_partitions(tables_dir: Path, asset: str, keys: list[str]) -> pl.DataFra
 def drop_partition(tables_dir: Path, assets: tuple[str, ...], key: str) -> None:
     """Remove a document's stored partitions, so a failed or deleted file leaves no stale rows."""
     for asset in assets:
-        partition_path(tables_dir, asset, key).unlink(missing_ok=True)
+        try:
+            path = partition_path(tables_dir, asset, key)
+        except ValueError:
+            return  # an invalid key never had stored partitions
+        path.unlink(missing_ok=True)
