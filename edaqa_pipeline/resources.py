@@ -23,13 +23,15 @@ class LLMResource(ConfigurableResource):
     """Hands out LLM clients; call ``get_client()`` once per asset and report its ``stats``.
 
     ``provider``: ``auto`` (real model if a base URL or key is configured, else offline),
-    ``offline`` or ``openai``. ``base_url`` and ``model`` fall back to ``EDAQA_LLM_BASE_URL`` /
+    ``offline`` or ``openai``; empty (the default) means ``EDAQA_LLM_PROVIDER``, else ``auto``,
+    so ``EDAQA_LLM_PROVIDER=offline`` keeps a run offline even with an API key in the
+    environment. ``base_url`` and ``model`` fall back to ``EDAQA_LLM_BASE_URL`` /
     ``OPENAI_BASE_URL`` and ``EDAQA_LLM_MODEL``. With ``fallback_offline`` a call that still
     fails after all retries is answered by the offline rules (counted in ``llm_errors`` and
     ``llm_fallbacks``) instead of failing the asset.
     """
 
-    provider: str = Field(default="auto", description="auto | offline | openai")
+    provider: str = Field(default="", description="auto | offline | openai; '' = EDAQA_LLM_PROVIDER or auto")
     base_url: str | None = Field(default=None, description="OpenAI-compatible /v1 base URL")
     model: str | None = Field(default=None, description="model name served at base_url")
     api_key_env: str = Field(
@@ -47,7 +49,7 @@ class LLMResource(ConfigurableResource):
         env = os.environ
         api_key = env.get(self.api_key_env, "").strip() or env.get("OPENAI_API_KEY", "").strip()
         return build_client(
-            provider=self.provider,
+            provider=self.provider or env.get("EDAQA_LLM_PROVIDER", "").strip() or "auto",
             base_url=self.base_url
             or env.get("EDAQA_LLM_BASE_URL", "").strip()
             or env.get("OPENAI_BASE_URL", "").strip()

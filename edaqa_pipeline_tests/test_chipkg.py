@@ -521,3 +521,21 @@ def test_llm_mode_routes_anchor_summary_and_gaps_through_the_llm_layer(tiny) -> 
     r = make_chipmind(IndexSnapshot.load(storage), "llm", client=client, k0=1)
     evidence = r.retrieve("How do I reduce the path depth of a net? Then how do I show the heat map?", 5)
     assert evidence and client.stats.calls >= 3  # anchor + summaries + gaps
+
+
+def test_pdf_nodes_are_located_by_page_markdown_nodes_need_lines() -> None:
+    """A PDF's blocks have pages, not lines: its nodes pass the provenance check on their
+    chunk ids alone, while a Markdown node that lost its line spans is still flagged."""
+    doc = "ldo.pdf"
+    blocks = [_block(doc, 0, "paragraph", "The `EN` pin enables the regulator when it is high.",
+                     ["Pins"], 1) | {"start_line": None, "end_line": None, "page": 2}]
+    chunks = [{"chunk_id": "chk_p", "document": doc, "block_ids": ["b0"], "start_line": None,
+               "end_line": None, "section_path": ["Pins"]}]
+    kg = document_kg(blocks, chunks)
+    nodes_df = merge_nodes(kg.nodes)
+    triples_df = pl.DataFrame(kg.triples).with_columns(pl.lit("").alias("doc_hash"))
+    assert nodes_df.filter(pl.col("kind") == "statement")["line_spans"].to_list() == [[]]
+    assert kg_problems(nodes_df, triples_df)["nodes_without_provenance"] == []
+    moved = nodes_df.with_columns(pl.lit(["grt.md"]).alias("documents"))
+    flagged = kg_problems(moved, triples_df)["nodes_without_provenance"]
+    assert len(flagged) == moved.filter(pl.col("kind") != "passage").height > 0

@@ -108,6 +108,7 @@ def chunk_index(chunk_embeddings: dict[str, pl.DataFrame], settings: PipelineSet
     deleted = lance_store.delete_documents_not_in(cfg.lancedb_uri, lance_store.CHUNK_TABLE,
                                                   lance_store.CHUNK_SCHEMA, documents)
     lance_store.ensure_fts(cfg.lancedb_uri, lance_store.CHUNK_TABLE, "text")
+    ann = lance_store.ensure_vector_index(cfg.lancedb_uri, lance_store.CHUNK_TABLE)
     table = lance_store.read_table(cfg.lancedb_uri, lance_store.CHUNK_TABLE)
     rows = table.num_rows if table is not None else 0
     expected = sum(df.height for df in chunk_embeddings.values())
@@ -116,7 +117,8 @@ def chunk_index(chunk_embeddings: dict[str, pl.DataFrame], settings: PipelineSet
         schema={"document": pl.String(), "rows": pl.Int64()},
     )
     yield Output(summary, metadata={"dagster/row_count": rows, "rows_deleted": deleted,
-                                    "documents": len(documents)})
+                                    "documents": len(documents), "ann_index": ann,
+                                    "ann_min_rows": lance_store.ANN_MIN_ROWS})
     problems = [] if rows == expected else [f"LanceDB holds {rows} rows, chunks total {expected}"]
     yield _result("chunk_index", "index_matches_chunks", problems)
 
@@ -152,7 +154,8 @@ def unit_embeddings(unit_hyperedges: pl.DataFrame, settings: PipelineSettings) -
              "content_hash": r["content_hash"]} for r in unit_hyperedges.iter_rows(named=True)]
     lance_store.replace_rows(cfg.lancedb_uri, lance_store.UNIT_TABLE, lance_store.UNIT_SCHEMA, "unit_id",
                              lance_store.to_arrow(rows, vectors, lance_store.UNIT_SCHEMA))
-    yield Output(df, metadata={"dagster/row_count": df.height, "embedded": len(todo),
+    ann = lance_store.ensure_vector_index(cfg.lancedb_uri, lance_store.UNIT_TABLE)
+    yield Output(df, metadata={"dagster/row_count": df.height, "embedded": len(todo), "ann_index": ann,
                                "reused": len(keys) - len(todo), "encoder": encoder.name,
                                "encoder_is_base": encoder.is_base})
     problems = vector_problems(vectors)

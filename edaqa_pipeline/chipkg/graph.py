@@ -7,7 +7,8 @@ Tables (Polars, stored as Parquet ``chip_kg_nodes`` / ``chip_kg_triples``):
   form of an entity; normalisation triples map it to the entity), ``value`` (free-text objects,
   local to a document), ``statement`` (one per sentence unit: its IR JSON, category and
   Circuit Semantic Anchor) and ``passage`` (one per retrieval chunk; ``node_id`` = chunk id).
-  Every node has provenance: ``documents``, ``chunk_ids`` and ``line_spans``.
+  Every node has provenance: ``documents``, ``chunk_ids`` and ``line_spans``; a node seen only
+  in PDFs has no source lines, its chunks carry the page and bounding box instead.
 * triples: ``backbone`` / ``auxiliary`` / ``normalisation`` between nodes, ``linking`` between
   a backbone triple and an auxiliary triple (``subject_kind = object_kind = "triple"``).
 
@@ -202,6 +203,11 @@ def _reused_entities(doc: str, triples: list[dict[str, Any]],
     return list(out.values())
 
 
+def _only_pdf(documents: list[str]) -> bool:
+    """Whether every document is a PDF: located by page + bbox of its chunks, not by lines."""
+    return all(d.lower().endswith(".pdf") for d in documents)
+
+
 def kg_problems(nodes: pl.DataFrame, triples: pl.DataFrame) -> dict[str, list[str]]:
     """The asset checks: orphan triples, nodes without provenance, missing normalisation
     targets (first 20 offenders each)."""
@@ -219,7 +225,7 @@ def kg_problems(nodes: pl.DataFrame, triples: pl.DataFrame) -> dict[str, list[st
     no_prov = [
         n["node_id"] for n in nodes.iter_rows(named=True)
         if not n["documents"] or not n["chunk_ids"]
-        or (not n["line_spans"] and n["kind"] != "passage")
+        or (not n["line_spans"] and n["kind"] != "passage" and not _only_pdf(n["documents"]))
     ]
     norm = triples.filter(pl.col("kind") == "normalisation")
     missing = [t["object"] for t in norm.iter_rows(named=True) if kinds.get(t["object"]) != "entity"]

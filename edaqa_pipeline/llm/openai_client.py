@@ -47,6 +47,50 @@ _CHECKED_MODELS: dict[tuple[type[BaseModel], str, Any], type[BaseModel]] = {}
 _CHECKED_LOCK = threading.Lock()
 
 
+# Libraries that log failed calls verbatim: instructor ("API call failed on attempt 1: Error code:
+# 401 - {...}"), openai and httpx. A server may quote the API key back in such an error.
+_CHATTY_LOGGERS = ("instructor", "openai", "httpx", "httpcore")
+
+
+class RedactSecretsFilter(logging.Filter):
+    """Rewrites log records so that no registered secret (API key) reaches any handler.
+
+    A filter on a logger only sees records logged *on that logger*, not its children's, so
+    ``install`` attaches the one process-wide instance to every existing logger under
+    ``_CHATTY_LOGGERS`` (they are created at import time, before any call is made)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        message = record.getMessage()
+        clean = redact(message, *self.secrets)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        if record.exc_info:
+            text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redact(text, *self.secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, *self.secrets)
+        return True
+
+    def install(self, secret: str) -> None:
+        with _CHECKED_LOCK:
+            self.secrets.add(secret)
+            names = [n for n in list(logging.Logger.manager.loggerDict)
+                     if n.split(".")[0] in _CHATTY_LOGGERS]
+            for name in (*_CHATTY_LOGGERS, *names):
+                logger = logging.getLogger(name)
+                if self not in logger.filters:
+                    logger.addFilter(self)
+
+
+REDACT_SECRETS = RedactSecretsFilter()
+
+
 def _checked_model(response_model: type[BaseModel], task: LLMTask) -> type[BaseModel]:
     """A same-named subclass whose validation also runs ``task.validate`` against the inputs.
 
@@ -191,6 +235,8 @@ class OpenAICompatibleClient(LLMClient):
             base_url=base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0
         )
         self._client = instructor.from_openai(raw, mode=instructor.Mode.TOOLS)
+        if api_key:
+            REDACT_SECRETS.install(api_key)
 
     def __repr__(self) -> str:
         return (
