@@ -30,7 +30,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     if unknown:
         print(f"error: --with takes {', '.join(EXTRA_JOBS)}; got {', '.join(unknown)}", file=sys.stderr)
         return 2
-    extra = tuple(EXTRA_JOBS[w] for w in wanted)
+    extra = tuple(job for name, job in EXTRA_JOBS.items() if name in wanted)
     report = index_corpus(Path(args.corpus), Path(args.storage), force=args.force,
                           log=(lambda *_: None) if args.quiet else print, extra_jobs=extra)
     manifest = report.manifest
@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--with", dest="with_", default="",
                    help="also build method graphs: chipkg (chipmind methods), techdoc (element "
-                   "graph); comma-separated; a few minutes each on large corpora")
+                   "graph), train (function-aware encoder for fa_hybrid_tuned), eval (the "
+                   "eval_reports asset over every built method); comma-separated, run in "
+                   "that order; minutes each on large corpora")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("estimate", help="tokens and calls a full LLM build would need")
@@ -107,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         add_query_commands(sub)
     except ImportError:
         pass
+    from edaqa_pipeline.training.cli import add_train_command
+
+    add_train_command(sub)
     return parser
 
 

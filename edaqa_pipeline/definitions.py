@@ -33,6 +33,7 @@ from edaqa_pipeline.assets import (
     elements,
     evaluation,
     indexes,
+    training,
     units,
 )
 from edaqa_pipeline.jobs import (
@@ -42,6 +43,7 @@ from edaqa_pipeline.jobs import (
     corpus_selection,
     evaluate_job,
     index_document_job,
+    train_encoder_job,
 )
 from edaqa_pipeline.resources import LLMResource
 from edaqa_pipeline.schedules import nightly_refresh
@@ -116,11 +118,13 @@ def executor_from_env() -> ExecutorDefinition:
 
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
     cfg = settings or Settings.from_env()
-    all_assets = load_assets_from_modules([documents, units, indexes, evaluation, datasheets, chipkg, elements])
+    all_assets = load_assets_from_modules(
+        [documents, units, indexes, evaluation, datasheets, chipkg, elements, training]
+    )
     return Definitions(
         assets=all_assets,
         jobs=[index_document_job, assemble_corpus_job, evaluate_job, build_chip_kg_job,
-              build_element_graph_job],
+              build_element_graph_job, train_encoder_job],
         sensors=[
             corpus_sensor,
             AutomationConditionSensorDefinition(

@@ -45,5 +45,17 @@ build_element_graph_job = define_asset_job(
     description="TechDocRAG (paper 003): cross-document element edges, identifier index, summary vectors.",
 )
 
+train_encoder_job = define_asset_job(
+    "train_encoder",
+    selection=AssetSelection.assets("training_pairs", "trained_encoder", "tuned_embeddings"),
+    description="Function-aware encoder (paper 000): unit-derived queries, LoRA contrastive "
+    "training, tuned vectors for fa_hybrid_tuned. Not retrained when the units are unchanged.",
+)
+
 # `edaqa index --with NAME`: method-specific graphs built after the corpus assets.
-EXTRA_JOBS = {"chipkg": build_chip_kg_job.name, "techdoc": build_element_graph_job.name}
+EXTRA_JOBS = {
+    "chipkg": build_chip_kg_job.name,
+    "techdoc": build_element_graph_job.name,
+    "train": train_encoder_job.name,
+    "eval": evaluate_job.name,  # last: its default compares every method built before it
+}

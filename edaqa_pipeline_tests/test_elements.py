@@ -483,7 +483,6 @@ def tiny_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     ephemeral instance against the same storage; then the ``techdoc`` retriever."""
     from dagster import DagsterInstance, materialize
 
-    from edaqa_pipeline.assets import elements as element_assets
     from edaqa_pipeline.definitions import build_definitions
     from edaqa_pipeline.elements.retriever import make_techdoc_retriever
     from edaqa_pipeline.indexing import index_corpus

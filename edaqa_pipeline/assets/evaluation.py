@@ -27,13 +27,12 @@ from edaqa_pipeline.assets.units import CORPUS_CONDITION
 from edaqa_pipeline.settings import REPO_ROOT
 from edaqa_pipeline.settings_resource import PipelineSettings
 
-DEFAULT_METHODS = ["bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid"]
-
 
 class EvalReportConfig(Config):
     qa_files: list[str] = Field(default_factory=lambda: ["data/sample_qa.jsonl"])
     source_map: str = ""
-    methods: list[str] = Field(default_factory=lambda: list(DEFAULT_METHODS))
+    methods: list[str] = Field(default_factory=list, description="methods to compare; empty = "
+                               "every method whose indexes are built (retrievers.available_methods)")
     k: int = 10
 
 
@@ -51,12 +50,13 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
     from edaqa_pipeline.evaluation.report import plot_method_bars, render_markdown
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
     from edaqa_pipeline.generation.extractive import extractive_answer
-    from edaqa_pipeline.retrieval.retrievers import make_retriever
+    from edaqa_pipeline.retrieval.retrievers import available_methods, make_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     cfg = settings.settings()
     snapshot = IndexSnapshot.load(cfg.storage_root, cfg.lancedb_uri)
-    retrievers = {m: make_retriever(m, snapshot) for m in config.methods}
+    methods = config.methods or available_methods(cfg.storage_root)
+    retrievers = {m: make_retriever(m, snapshot) for m in methods}
     rows = []
     markdown = []
     plot = None
@@ -81,7 +81,7 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
     frame = pl.DataFrame(rows, schema={"qa_file": pl.String(), "method": pl.String(), "metric": pl.String(),
                                        "value": pl.Float64()})
     yield Output(frame, metadata=metadata)
-    expected = {(Path(q).name, m) for q in config.qa_files for m in config.methods}
+    expected = {(Path(q).name, m) for q in config.qa_files for m in methods}
     present = set(frame.select("qa_file", "method").unique().iter_rows())
     missing = sorted(expected - present)
     yield AssetCheckResult(check_name="every_method_scored_every_file", passed=not missing,

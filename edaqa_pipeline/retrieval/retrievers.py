@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -203,17 +204,38 @@ def _chipmind(name: str, snapshot: IndexSnapshot) -> Retriever:
 
 
 def _tuned(snapshot: IndexSnapshot) -> Retriever:
-    tuned_view = getattr(snapshot, "tuned_view", None)
-    if tuned_view is None:
-        raise ValueError("fa_hybrid_tuned needs a trained function-aware encoder; the training "
-                         "assets (trained_encoder, tuned_embeddings) are not part of this build yet")
-    return FunctionAwareRetriever(tuned_view(), name="fa_hybrid_tuned")
+    return FunctionAwareRetriever(snapshot.tuned_view(), name="fa_hybrid_tuned")
 
 
 def _hwkg(snapshot: IndexSnapshot) -> Retriever:
     from edaqa_pipeline.datasheets.retrieval import make_hwkg_retriever
 
     return make_hwkg_retriever(snapshot)
+
+
+# The table a method needs beyond the core build (chunks, units, their vectors), i.e. which
+# optional job made it: `edaqa index --with train|techdoc|chipkg`; hwkg needs a PDF in the corpus.
+OPTIONAL_TABLES = {
+    "fa_hybrid_tuned": "tuned_embeddings",
+    "techdoc": "element_graph",
+    "hwkg": "hardware_kgs",
+    **{name: "chip_kg_nodes" for name in METHODS if name.startswith("chipmind")},
+}
+
+
+def available_methods(storage: Path) -> list[str]:
+    """Every method (in ``METHODS`` order) whose indexes exist under the storage root."""
+    import polars as pl
+
+    from edaqa_pipeline.storage.tables import table_path
+
+    tables = Path(storage) / "tables"
+    present = {
+        table for table in set(OPTIONAL_TABLES.values())
+        if (path := table_path(tables, table)).is_file()
+        and pl.scan_parquet(path).select(pl.len()).collect().item() > 0
+    }
+    return [m for m in METHODS if OPTIONAL_TABLES.get(m, "") in present or m not in OPTIONAL_TABLES]
 
 
 def make_retriever(name: str, snapshot: IndexSnapshot) -> Retriever:

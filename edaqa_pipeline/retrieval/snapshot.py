@@ -11,7 +11,7 @@ encoder spaces; for corpora past ~1M chunks, switch dense search to a LanceDB AN
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,68 @@ from edaqa_pipeline.storage.tables import read_partitions, read_table
 
 class NotIndexedError(RuntimeError):
     """The storage root has no index (run ``edaqa index`` first)."""
+
+
+class NoTrainedEncoderError(RuntimeError):
+    """The storage root has no trained function-aware encoder (``fa_hybrid_tuned`` needs one)."""
+
+
+TRAINED_ENCODER_TABLE = "trained_encoder"
+TUNED_EMBEDDINGS_TABLE = "tuned_embeddings"
+
+
+@dataclass
+class TunedSpace:
+    """The trained function-aware encoder of a storage root and the corpus in its space."""
+
+    version: str
+    adapter_dir: str
+    unit_vectors: np.ndarray  # row-aligned with the snapshot's units
+    chunk_vectors: np.ndarray  # row-aligned with the snapshot's chunks
+    encoded_now: int = 0  # rows missing from ``tuned_embeddings`` that were encoded on load
+
+
+def load_tuned_space(snapshot: IndexSnapshot) -> TunedSpace:
+    """Read ``trained_encoder`` (which adapter) and ``tuned_embeddings`` (its vectors); rows
+    the table lacks (new chunks or units since it was written) are encoded now."""
+    tables = snapshot.storage / "tables"
+    card = read_table(tables, TRAINED_ENCODER_TABLE)
+    hint = (f"no trained function-aware encoder in {snapshot.storage}: run `edaqa train --storage "
+            f"{snapshot.storage}` (or materialise the training assets) first")
+    if card is None or card.is_empty():
+        raise NoTrainedEncoderError(hint)
+    row = card.row(0, named=True)
+    adapter_dir = snapshot.storage / row["adapter_path"]
+    if not (adapter_dir / "adapter_config.json").is_file():
+        raise NoTrainedEncoderError(f"adapter folder {adapter_dir} is missing; " + hint)
+    version = row["version"]
+    encoder = function_encoder(adapter=str(adapter_dir))
+    encoder.model()  # load the adapter now: the first query should not pay for it
+    tuned = read_table(tables, TUNED_EMBEDDINGS_TABLE)
+    known: dict[tuple[str, str], Any] = {}
+    if tuned is not None:
+        current = tuned.filter(pl.col("encoder_version") == version)
+        known = {(k, i): v for k, i, v in current.select("kind", "item_id", "vector").iter_rows()}
+    encoded = 0
+
+    def vectors(kind: str, ids: list[str], texts: list[str]) -> np.ndarray:
+        nonlocal encoded
+        out = np.zeros((len(ids), DIM), dtype=np.float32)
+        missing = [i for i, item in enumerate(ids) if (kind, item) not in known]
+        for i, item in enumerate(ids):
+            if (kind, item) in known:
+                out[i] = np.asarray(known[(kind, item)], dtype=np.float32)
+        if missing:
+            out[missing] = encoder.encode([texts[i] for i in missing])
+            encoded += len(missing)
+        return out
+
+    units = snapshot.units
+    unit_vectors = vectors("unit", units["unit_id"].to_list(),
+                           units["summary"].to_list() if "summary" in units.columns else [""] * units.height)
+    chunk_vectors = vectors("chunk", snapshot.chunks["chunk_id"].to_list(), snapshot.chunks["embed_text"].to_list())
+    return TunedSpace(version=version, adapter_dir=str(adapter_dir), unit_vectors=unit_vectors,
+                      chunk_vectors=chunk_vectors, encoded_now=encoded)
 
 
 def indexed_documents(storage: Path) -> list[str]:
@@ -52,6 +114,7 @@ class IndexSnapshot:
     lancedb_uri: str
     adapter: str = ""
     _chunk_row: dict[str, int] = field(default_factory=dict)
+    tuned: TunedSpace | None = None  # loaded on first use of tuned_view()
 
     @classmethod
     def load(cls, storage: Path, lancedb_uri: str | None = None, adapter: str = "") -> IndexSnapshot:
@@ -112,3 +175,16 @@ class IndexSnapshot:
 
     def chunk_row(self, chunk_id: str) -> int:
         return self._chunk_row[chunk_id]
+
+    def tuned_view(self) -> IndexSnapshot:
+        """This snapshot with the trained adapter as the function-aware encoder: unit vectors
+        and function-space chunk vectors from ``tuned_embeddings`` (``fa_hybrid_tuned``).
+        Raises ``NoTrainedEncoderError`` when the storage root has no trained encoder."""
+        if self.tuned is None:
+            self.tuned = load_tuned_space(self)
+        view = replace(self, unit_vectors=self.tuned.unit_vectors, adapter=self.tuned.adapter_dir)
+        view.__dict__["function_chunk_vectors"] = self.tuned.chunk_vectors
+        for name in ("chunk_records", "base"):
+            if name in self.__dict__:
+                view.__dict__[name] = self.__dict__[name]
+        return view

@@ -76,6 +76,19 @@ def _excluded(units: pl.DataFrame) -> list[set[int]]:
     return out
 
 
+def _take(rng: random.Random, pool: list[int], n: int, kind: str, limit: int | None,
+          chosen: list[int], kinds: list[str]) -> int:
+    """Draw ``n`` of ``pool`` (its first ``limit`` entries; all when None) not yet chosen, in
+    pool order; returns how many are missing."""
+    pool = [j for j in pool if j not in chosen]
+    head = pool if limit is None else pool[:max(limit, n)]
+    order = {j: i for i, j in enumerate(head)}
+    picked = sorted(rng.sample(head, min(n, len(head))), key=order.__getitem__)
+    chosen.extend(picked)
+    kinds.extend([kind] * len(picked))
+    return n - len(picked)
+
+
 def sample_negatives(
     pairs: pl.DataFrame,
     units: pl.DataFrame,
@@ -111,20 +124,10 @@ def sample_negatives(
         typed = sorted((j for j in close if kap[j] < 1.0), key=lambda j: (not (0.0 < kap[j] < 1.0), rank[j]))
         chosen: list[int] = []
         chosen_kinds: list[str] = []
-
-        def take(pool: list[int], n: int, kind: str, limit: int | None) -> int:
-            pool = [j for j in pool if j not in chosen]
-            head = pool if limit is None else pool[:max(limit, n)]
-            order = {j: i for i, j in enumerate(head)}
-            picked = sorted(rng.sample(head, min(n, len(head))), key=order.__getitem__)
-            chosen.extend(picked)
-            chosen_kinds.extend([kind] * len(picked))
-            return n - len(picked)
-
-        short = take(typed, ratios[0], "type_hard", window)
-        short = take(close, ratios[1] + short, "semantic", window)
+        short = _take(rng, typed, ratios[0], "type_hard", window, chosen, chosen_kinds)
+        short = _take(rng, close, ratios[1] + short, "semantic", window, chosen, chosen_kinds)
         rest = [j for j in range(len(unit_ids)) if j not in ex and j not in chosen]
-        take(rest, ratios[2] + short, "random", None)
+        _take(rng, rest, ratios[2] + short, "random", None, chosen, chosen_kinds)
         negatives.append([unit_ids[j] for j in chosen])
         kinds.append(chosen_kinds)
         kappas.append([1.0] + [coverage(required, types[j]) for j in chosen])

@@ -1,0 +1,278 @@
+"""The three training steps as plain functions, shared by the Dagster assets and ``edaqa train``.
+
+1. :func:`make_training_pairs`: queries from units (``pairs.build_pairs``) + negatives
+   (``sampler.sample_negatives``) -> the ``training_pairs`` table.
+2. :func:`ensure_trained`: the adapter for these pairs and this config, stored under
+   ``STORAGE/encoders/<version>/`` where ``version`` = training-data hash + config digest. An
+   existing folder with a card is reused, never retrained; a new one is trained in a temporary
+   folder and renamed into place, so an interrupted run leaves nothing that looks finished.
+3. :func:`tuned_vectors`: chunk and unit-summary vectors in the tuned space (the
+   ``tuned_embeddings`` table), reusing rows of the previous table whose text and encoder
+   version are unchanged, so querying never re-encodes the corpus.
+
+``trained_encoder`` is a one-row table (:func:`card_frame`); ``IndexSnapshot`` reads it to
+find the adapter (``adapter_path`` is relative to the storage root, so a copied storage
+folder keeps working).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from edaqa_pipeline.retrieval.encoders import DIM, Encoder, base_encoder
+from edaqa_pipeline.training.pairs import build_pairs
+from edaqa_pipeline.training.sampler import sample_negatives
+from edaqa_pipeline.training.train import (
+    CARD_FILE,
+    TrainConfig,
+    read_card,
+    train_encoder,
+    training_data_hash,
+    version_of,
+)
+
+ENCODERS_DIR = "encoders"
+PROBE_TEXTS = 4
+
+CARD_SCHEMA: dict[str, pl.DataType] = {
+    "version": pl.String(),
+    "adapter_path": pl.String(),  # relative to the storage root
+    "data_hash": pl.String(),
+    "config_json": pl.String(),
+    "epochs_run": pl.Int64(),
+    "best_epoch": pl.Int64(),
+    "best_val_loss": pl.Float64(),
+    "train_loss": pl.List(pl.Float64()),
+    "val_loss": pl.List(pl.Float64()),
+    "seconds": pl.Float64(),
+    "trainable_params": pl.Int64(),
+    "card_json": pl.String(),
+}
+
+TUNED_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String(),  # chunk | unit
+    "item_id": pl.String(),
+    "document": pl.String(),
+    "text_hash": pl.String(),
+    "encoder_version": pl.String(),
+    "vector": pl.Array(pl.Float32(), DIM),
+}
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def unit_base_vectors(units: pl.DataFrame, unit_embeddings: pl.DataFrame | None, base_path: str = "") -> np.ndarray:
+    """Base-encoder vectors of the unit summaries, row-aligned with ``units`` (from the
+    ``unit_embeddings`` table when it covers them, else encoded now)."""
+    known: dict[str, Any] = {}
+    if unit_embeddings is not None and unit_embeddings.height:
+        known = dict(zip(unit_embeddings["unit_id"].to_list(), unit_embeddings["vector"].to_list(), strict=True))
+    missing = [i for i, u in enumerate(units["unit_id"].to_list()) if u not in known]
+    vectors = np.zeros((units.height, DIM), dtype=np.float32)
+    for i, u in enumerate(units["unit_id"].to_list()):
+        if u in known:
+            vectors[i] = np.asarray(known[u], dtype=np.float32)
+    if missing:
+        fresh = base_encoder(base_path).encode([units["summary"][i] for i in missing], fixed_shape=True)
+        vectors[missing] = fresh
+    return vectors
+
+
+def make_training_pairs(
+    units: pl.DataFrame,
+    nodes: pl.DataFrame,
+    unit_embeddings: pl.DataFrame | None = None,
+    *,
+    client: Any = None,
+    per_unit: int | None = None,
+    seed: int = 0,
+    base_path: str = "",
+) -> pl.DataFrame:
+    """The ``training_pairs`` table: queries, T_q, positives, split, negatives and kappa."""
+    units = units.sort("unit_id")
+    kwargs = {"per_unit": per_unit} if per_unit else {}
+    pairs = build_pairs(units, nodes, client=client, **kwargs)
+    if pairs.is_empty():
+        return pairs.with_columns(
+            pl.lit([], dtype=pl.List(pl.String())).alias("negatives"),
+            pl.lit([], dtype=pl.List(pl.String())).alias("negative_kinds"),
+            pl.lit([], dtype=pl.List(pl.Float64())).alias("kappa"),
+        )
+    return sample_negatives(pairs, units, unit_base_vectors(units, unit_embeddings, base_path), seed=seed)
+
+
+def adapter_folder(storage: Path, version: str) -> Path:
+    return Path(storage) / ENCODERS_DIR / version
+
+
+def probe_texts(pairs: pl.DataFrame, units: pl.DataFrame) -> list[str]:
+    """A fixed handful of texts (queries and a unit summary) to check reloads against."""
+    queries = pairs.sort("query_id")["query"].head(PROBE_TEXTS - 1).to_list()
+    summaries = units.sort("unit_id")["summary"].head(1).to_list()
+    return queries + summaries
+
+
+def ensure_trained(
+    storage: Path,
+    pairs: pl.DataFrame,
+    units: pl.DataFrame,
+    config: TrainConfig | None = None,
+    *,
+    base_path: str = "",
+    force: bool = False,
+    log: Callable[[str], None] = print,
+) -> tuple[dict[str, Any], Path, bool]:
+    """(card, adapter folder, reused). Trains only when no adapter for this data hash and
+    config exists (or ``force``)."""
+    config = config or TrainConfig()
+    data_hash = training_data_hash(pairs, units)
+    version = version_of(data_hash, config, base_path)
+    folder = adapter_folder(storage, version)
+    card = read_card(folder)
+    if card is not None and not force and (folder / "adapter_config.json").is_file():
+        log(f"adapter {version} exists (training data unchanged): not retrained")
+        return card, folder, True
+    tmp = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    result = train_encoder(pairs, units, tmp, config, base_path=base_path,
+                           probe_texts=probe_texts(pairs, units), log=log)
+    card = result.card
+    card["version"] = version
+    (tmp / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+    return card, folder, False
+
+
+def reload_problems(adapter_dir: Path, card: dict[str, Any], base_path: str = "", tol: float = 1e-6) -> tuple[list[str], float]:
+    """Reload the adapter in a fresh model and compare its probe vectors with the card's."""
+    from sentence_transformers import SentenceTransformer
+
+    from edaqa_pipeline.retrieval.adapters import AdapterNotFoundError, _cached
+
+    probe = card.get("probe")
+    if not probe:
+        return ["card has no probe vectors"], float("nan")
+    try:
+        model = _cached.__wrapped__(base_path or "", str(Path(adapter_dir).resolve()))
+    except (AdapterNotFoundError, OSError, ValueError) as exc:
+        return [f"adapter does not load: {exc}"], float("nan")
+    assert isinstance(model, SentenceTransformer)
+    got = model.encode(probe["texts"], normalize_embeddings=True, show_progress_bar=False)
+    diff = float(np.abs(np.asarray(got) - np.asarray(probe["vectors"], dtype=np.float32)).max())
+    return ([] if diff <= tol else [f"reloaded embeddings differ by {diff:.2e} (> {tol})"]), diff
+
+
+def card_frame(card: dict[str, Any], adapter_path: str) -> pl.DataFrame:
+    """The one-row ``trained_encoder`` table."""
+    slim = {k: v for k, v in card.items() if k != "probe"}
+    row = {
+        "version": card["version"],
+        "adapter_path": adapter_path,
+        "data_hash": card["data_hash"],
+        "config_json": json.dumps(card["config"], sort_keys=True),
+        "epochs_run": card["epochs_run"],
+        "best_epoch": card["best_epoch"],
+        "best_val_loss": float(card["best_val_loss"]),
+        "train_loss": [float(x) for x in card["train_loss"]],
+        "val_loss": [float(x) for x in card["val_loss"]],
+        "seconds": float(card["seconds"]),
+        "trainable_params": card["trainable_params"],
+        "card_json": json.dumps(slim, sort_keys=True),
+    }
+    return pl.DataFrame([row], schema=CARD_SCHEMA)
+
+
+def tuned_vectors(
+    adapter_dir: Path,
+    version: str,
+    units: pl.DataFrame,
+    chunks: pl.DataFrame,
+    previous: pl.DataFrame | None = None,
+    *,
+    base_path: str = "",
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Chunk (``embed_text``) and unit-summary vectors from the tuned encoder.
+
+    Rows of ``previous`` with the same kind, id, text hash and encoder version are reused.
+    Unit summaries are encoded with fixed-shape padding (as ``unit_embeddings``), chunks per document in one
+    batch (as ``chunk_embeddings``), so the bytes do not depend on what else changed.
+    """
+    encoder = Encoder(path=base_path, adapter=str(adapter_dir), name="function")
+    known: dict[tuple[str, str, str], Any] = {}
+    if previous is not None and previous.height:
+        for kind, item, thash, ver, vec in previous.select("kind", "item_id", "text_hash", "encoder_version", "vector").iter_rows():
+            if ver == version:
+                known[(kind, item, thash)] = vec
+    rows: list[dict[str, Any]] = []
+    vectors: list[Any] = []
+    stats = {"encoded": 0, "reused": 0}
+    unit_items = [("unit", u, ",".join(d), text_hash(s), s) for u, d, s in
+                  units.select("unit_id", "documents", "summary").iter_rows()]
+    chunk_items = [("chunk", c, d, text_hash(t), t) for c, d, t in
+                   chunks.select("chunk_id", "document", "embed_text").iter_rows()]
+    todo_units = [it for it in unit_items if (it[0], it[1], it[3]) not in known]
+    fresh: dict[tuple[str, str, str], Any] = {}
+    if todo_units:
+        vecs = encoder.encode([it[4] for it in todo_units], fixed_shape=True)
+        fresh.update({(it[0], it[1], it[3]): v for it, v in zip(todo_units, vecs, strict=True)})
+    by_doc: dict[str, list[tuple[str, str, str, str, str]]] = {}
+    for it in chunk_items:
+        if (it[0], it[1], it[3]) not in known:
+            by_doc.setdefault(it[2], []).append(it)
+    for doc in sorted(by_doc):
+        items = by_doc[doc]
+        vecs = encoder.encode([it[4] for it in items])
+        fresh.update({(it[0], it[1], it[3]): v for it, v in zip(items, vecs, strict=True)})
+    for it in unit_items + chunk_items:
+        key = (it[0], it[1], it[3])
+        if key in known:
+            vectors.append(np.asarray(known[key], dtype=np.float32))
+            stats["reused"] += 1
+        else:
+            vectors.append(np.asarray(fresh[key], dtype=np.float32))
+            stats["encoded"] += 1
+        rows.append({"kind": it[0], "item_id": it[1], "document": it[2], "text_hash": it[3],
+                     "encoder_version": version})
+    if not rows:
+        return pl.DataFrame(schema=TUNED_SCHEMA), stats
+    frame = pl.DataFrame(rows).with_columns(
+        pl.Series("vector", np.stack(vectors), dtype=pl.Array(pl.Float32(), DIM))
+    ).select(list(TUNED_SCHEMA)).sort("kind", "item_id")
+    return frame, stats
+
+
+def loss_plot_png(card: dict[str, Any]) -> str:
+    """Base64 PNG of the train / validation loss per epoch (epoch 0 = before training)."""
+    import base64
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 3.2))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    train, val = card["train_loss"], card["val_loss"]
+    ax.plot(range(len(train)), train, marker="o", label="train")
+    ax.plot(range(len(val)), val, marker="s", label="validation")
+    ax.axvline(card["best_epoch"], color="grey", linestyle=":", label=f"best epoch {card['best_epoch']}")
+    ax.set_xlabel("epoch (0 = before training)")
+    ax.set_ylabel("L_NCE + 0.3 L_type")
+    ax.set_title("function-aware encoder training")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, metadata={"Software": None})
+    return base64.b64encode(buf.getvalue()).decode("ascii")
