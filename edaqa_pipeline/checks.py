@@ -4,14 +4,18 @@ Checks are declared on the assets themselves (``check_specs``) and evaluated on 
 asset just produced, which works the same for per-document partitions and cross-document
 assets. Structural checks are blocking: a failure stops downstream materialisation. The
 great-expectations suite runs as a second check on the tabular outputs.
+
+Every asset module builds its check results with ``problems_result`` (a check passes when its
+rule found no problems) and its table previews with ``table_preview``, so the UI shows the
+same metadata shape everywhere: ``n_problems`` and the first offenders as a Markdown list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import polars as pl
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey, MetadataValue
 
 from edaqa_pipeline.validation.expectations import run_suite
 
@@ -40,14 +44,32 @@ def check_specs(asset: str, *, expectations: bool = True) -> list[AssetCheckSpec
     return specs
 
 
-def structure_result(asset: str, problems: list[str]) -> AssetCheckResult:
+def problems_result(asset: str, check_name: str, problems: Sequence[str], *, shown: int = 50,
+                    **metadata: object) -> AssetCheckResult:
+    """A blocking-severity result that passes iff ``problems`` is empty; metadata: the count,
+    the first ``shown`` problems as a Markdown list, and any extra ``metadata``."""
+    listed = "\n".join(f"- {p}" for p in problems[:shown])
     return AssetCheckResult(
-        check_name=STRUCTURE,
+        check_name=check_name,
         asset_key=AssetKey(asset),
         passed=not problems,
         severity=AssetCheckSeverity.ERROR,
-        metadata={"problems": "\n".join(problems) or "none", "n_problems": len(problems)},
+        metadata={"n_problems": len(problems), "problems": MetadataValue.md(listed or "none"),
+                  **metadata},  # type: ignore[dict-item]
     )
+
+
+def table_preview(df: pl.DataFrame, columns: list[str], n: int = 5) -> MetadataValue:
+    """The first ``n`` rows of ``columns`` as a Markdown table (cells cut at 80 characters)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in df.select(columns).head(n).to_dicts():
+        cells = [str(row[c]).replace("\n", " ").replace("|", "\\|")[:80] for c in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return MetadataValue.md("\n".join(lines))
+
+
+def structure_result(asset: str, problems: list[str]) -> AssetCheckResult:
+    return problems_result(asset, STRUCTURE, problems)
 
 
 def expectation_result(asset: str, df: pl.DataFrame) -> AssetCheckResult:

@@ -45,11 +45,10 @@ from edaqa_pipeline.jobs import (
     index_document_job,
     train_encoder_job,
 )
-from edaqa_pipeline.resources import LLMResource
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.schedules import nightly_refresh
 from edaqa_pipeline.sensors import corpus_sensor
 from edaqa_pipeline.settings import Settings
-from edaqa_pipeline.settings_resource import PipelineSettings
 
 
 class CorpusParquetIOManager(PolarsParquetIOManager):

@@ -26,8 +26,9 @@ from typing import Any
 from edaqa_pipeline.corpus.scan import CorpusFile, scan_corpus
 from edaqa_pipeline.jobs import CORPUS_ASSETS, DOCUMENT_ASSETS
 from edaqa_pipeline.settings import Settings
-from edaqa_pipeline.storage.hashing import content_hash, semantic_hash
-from edaqa_pipeline.storage.tables import drop_partition, read_partitions, read_table
+from edaqa_pipeline.storage.manifest import load_state, save_state, unit_counts
+from edaqa_pipeline.storage.manifest import table_summary as summarise_tables
+from edaqa_pipeline.storage.tables import drop_partition, read_table
 
 DAGSTER_YAML = """\
 # Local instance for `edaqa index` runs (written by edaqa; safe to edit).
@@ -114,49 +115,9 @@ def _step_seconds(instance: Any, run_id: str, timings: dict[str, float]) -> None
             timings[stat.step_key] = timings.get(stat.step_key, 0.0) + (stat.end_time - stat.start_time)
 
 
-def _load_state(path: Path) -> dict[str, str]:
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def _save_state(path: Path, state: dict[str, str]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, sort_keys=True, indent=1))
-    os.replace(tmp, path)
-
-
 def table_summary(cfg: Settings, documents: list[str]) -> dict[str, dict[str, Any]]:
-    tables: dict[str, dict[str, Any]] = {}
-    for asset in DOCUMENT_ASSETS:
-        df = read_partitions(cfg.tables_dir, asset, documents)
-        if df is not None:
-            tables[asset] = {"rows": df.height, "content_hash": content_hash(df),
-                             "semantic_hash": semantic_hash(df)}
-    for asset in (*CORPUS_ASSETS,):
-        df = read_table(cfg.tables_dir, asset)
-        if df is not None:
-            tables[asset] = {"rows": df.height, "content_hash": content_hash(df),
-                             "semantic_hash": semantic_hash(df)}
-    return tables
-
-
-def unit_counts(cfg: Settings) -> dict[str, Any]:
-    import polars as pl
-
-    edges = read_table(cfg.tables_dir, "unit_hyperedges")
-    rejections = read_table(cfg.tables_dir, "unit_rejections")
-    nodes = read_table(cfg.tables_dir, "unit_nodes")
-    if edges is None:
-        return {}
-    by_rule = {}
-    if rejections is not None and rejections.height:
-        by_rule = {r: n for r, n in rejections.group_by("rule").len().sort("rule").iter_rows()}
-    return {
-        "units": edges.height,
-        "units_within_source": edges.filter(pl.col("kind") == "occurrence").height,
-        "units_cross_document": edges.filter(pl.col("kind") == "cross_document").height,
-        "nodes": nodes.height if nodes is not None else 0,
-        "rejections": by_rule,
-    }
+    """Rows and hashes of every table ``edaqa index`` builds (the manifest's ``tables``)."""
+    return summarise_tables(cfg.tables_dir, documents, DOCUMENT_ASSETS, CORPUS_ASSETS)
 
 
 def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,  # type: ignore[no-untyped-def]
@@ -177,7 +138,7 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,
     files, refused = scan_corpus(cfg.corpus_root)
     report = IndexReport(refused=[{"document": n, "error": p} for n, p in refused])
     state_path = cfg.storage_root / "index_state.json"
-    state = {} if force else _load_state(state_path)
+    state = {} if force else load_state(state_path)
     current = {f.key: f for f in files}
     existing = set(instance.get_dynamic_partitions(DOCUMENTS))
     new_keys = sorted(set(current) - existing)
@@ -201,7 +162,7 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,
         _step_seconds(instance, result.run_id, timings)
         if result.success:
             state[file.key] = file.sha256
-            _save_state(state_path, state)  # an interrupted index resumes after this document
+            save_state(state_path, state)  # an interrupted index resumes after this document
             report.reindexed.append(file.key)
             log(f"[{number}/{len(todo)}] indexed {file.key} ({time.perf_counter() - started:.1f} s)")
         else:
@@ -210,7 +171,7 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,
             state.pop(file.key, None)
             report.failed.append({"document": file.key, "error": message})
             log(f"[{number}/{len(todo)}] FAILED {file.key}: {message}")
-    _save_state(state_path, state)
+    save_state(state_path, state)
 
     # The corpus assets are rebuilt whenever the set of indexed documents differs from the one
     # they were last built for (also after an interrupted run that indexed documents but died
@@ -240,7 +201,7 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,
         "failed": sorted(report.failed, key=lambda f: f["document"]) + report.refused,
         "tables": table_summary(cfg, report.documents),
         "timings": {k: round(v, 3) for k, v in sorted(timings.items())},
-        "units": unit_counts(cfg),
+        "units": unit_counts(cfg.tables_dir),
     }
     (cfg.storage_root / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
     report.manifest = manifest

@@ -1,6 +1,10 @@
-"""Dagster resources: the only place the LLM layer meets Dagster.
+"""Dagster resources: the pipeline settings and the LLM client factory.
 
-Follows the abstract-client pattern of Dagster's ``project_fully_featured`` example: assets
+``PipelineSettings`` is a thin ``ConfigurableResource`` over ``settings.Settings``; empty fields
+fall back to the environment (``EDAQA_CORPUS``, ``EDAQA_STORAGE``, ``EDAQA_LANCEDB_URI``,
+``EDAQA_ENCODER``), so ``dagster dev``, the CLI and tests all resolve paths the same way.
+
+``LLMResource`` is the only place the LLM layer meets Dagster. It follows the abstract-client pattern of Dagster's ``project_fully_featured`` example: assets
 ask the resource for an ``LLMClient`` and never learn which implementation (real model or
 offline rules) they got, so the same asset code runs in CI, locally and against a hosted
 model. Configuration is plain data; the API key is read at ``get_client()`` time from the
@@ -11,12 +15,37 @@ run config or metadata.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from dagster import ConfigurableResource
 from pydantic import Field
 
 from edaqa_pipeline.llm import LLMClient, build_client
+from edaqa_pipeline.settings import Settings
+
+
+class PipelineSettings(ConfigurableResource):
+    """Corpus, storage, LanceDB and encoder locations; ``settings()`` resolves them."""
+
+    corpus_root: str = Field(default="", description="corpus folder ('' = EDAQA_CORPUS or data/sample)")
+    storage_root: str = Field(default="", description="storage root ('' = EDAQA_STORAGE or data/storage)")
+    lancedb_uri: str = Field(default="", description="LanceDB URI ('' = STORAGE/lancedb); s3:// works")
+    encoder_path: str = Field(default="", description="sentence-transformers model folder ('' = packaged MiniLM)")
+    anchor_cap: int = Field(default=0, description="max occurrences per cross-document anchor (0 = default 8)")
+
+    def settings(self) -> Settings:
+        base = Settings.from_env()
+        storage = Path(self.storage_root).resolve() if self.storage_root else base.storage_root
+        return replace(
+            base,
+            corpus_root=Path(self.corpus_root).resolve() if self.corpus_root else base.corpus_root,
+            storage_root=storage,
+            lancedb_uri=self.lancedb_uri
+            or (base.lancedb_uri if not self.storage_root else str(storage / "lancedb")),
+            encoder_path=self.encoder_path or base.encoder_path,
+            anchor_cap=self.anchor_cap or base.anchor_cap,
+        )
 
 
 class LLMResource(ConfigurableResource):

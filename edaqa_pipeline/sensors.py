@@ -24,7 +24,7 @@ from dagster import (
 from edaqa_pipeline.corpus.scan import scan_corpus
 from edaqa_pipeline.jobs import assemble_corpus_job, index_document_job
 from edaqa_pipeline.partitions import DOCUMENTS
-from edaqa_pipeline.settings_resource import PipelineSettings
+from edaqa_pipeline.resources import PipelineSettings
 
 
 def corpus_changes(previous: dict[str, str], current: dict[str, str]) -> tuple[list[str], list[str], list[str]]:

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.settings import Settings
-from edaqa_pipeline.settings_resource import PipelineSettings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

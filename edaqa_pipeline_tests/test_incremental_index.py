@@ -91,8 +91,8 @@ def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
 
     from edaqa_pipeline.definitions import build_definitions
     from edaqa_pipeline.indexing import settings_for
+    from edaqa_pipeline.resources import PipelineSettings
     from edaqa_pipeline.sensors import corpus_sensor
-    from edaqa_pipeline.settings_resource import PipelineSettings
 
     corpus = copy_corpus(tmp_path / "corpus", DOCS[:2])
     storage = tmp_path / "storage"

@@ -17,19 +17,16 @@ from collections.abc import Iterator
 
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
-    AssetKey,
     AssetOut,
-    MetadataValue,
     Output,
     multi_asset,
 )
 
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
+from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.chipkg.graph import (
     NODES_TABLE,
     TRIPLES_TABLE,
@@ -39,9 +36,8 @@ from edaqa_pipeline.chipkg.graph import (
     read_vectors,
     write_vectors,
 )
-from edaqa_pipeline.resources import LLMResource
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval.encoders import base_encoder
-from edaqa_pipeline.settings_resource import PipelineSettings
 from edaqa_pipeline.storage.tables import read_table
 
 GROUP = "chip_kg"
@@ -118,10 +114,5 @@ def chip_kg(
                  metadata={"dagster/row_count": triples.height, **tri_kind})
     problems = kg_problems(nodes, triples)
     for (name, asset, key, _), count in zip(CHECKS, problems["_counts"], strict=True):
-        found = problems[key]
-        yield AssetCheckResult(
-            check_name=name, asset_key=AssetKey(asset), passed=not found,
-            severity=AssetCheckSeverity.ERROR,
-            metadata={"count": int(count),
-                      "examples": MetadataValue.md("\n".join(f"- {p}" for p in found) or "none")},
-        )
+        # kg_problems lists the first 20 offenders and counts all of them
+        yield problems_result(asset, name, problems[key], count=int(count))

@@ -15,12 +15,9 @@ from collections.abc import Iterator
 
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
-    AssetKey,
     AssetOut,
     AutomationCondition,
     Config,
@@ -31,6 +28,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from edaqa_pipeline.checks import problems_result, table_preview
 from edaqa_pipeline.datasheets.chunks import DATASHEET_CHUNKS_SCHEMA, chunk_frame
 from edaqa_pipeline.datasheets.chunks import datasheet_chunks as build_datasheet_chunks
 from edaqa_pipeline.datasheets.faithfulness import judge, summary
@@ -86,28 +84,6 @@ class HardwareKGConfig(Config):
     max_chain: int = Field(default=2, description="offline routing: section levels kept as blocks")
 
 
-def _check(name: str, asset: str, problems: list[str], **metadata: object) -> AssetCheckResult:
-    return AssetCheckResult(
-        check_name=name,
-        asset_key=AssetKey(asset),
-        passed=not problems,
-        severity=AssetCheckSeverity.ERROR,
-        metadata={
-            "n_problems": len(problems),
-            "problems": MetadataValue.md("\n".join(f"- {p}" for p in problems[:50]) or "none"),
-            **metadata,  # type: ignore[dict-item]
-        },
-    )
-
-
-def _preview(df: pl.DataFrame, columns: list[str], n: int = 5) -> MetadataValue:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in df.select(columns).head(n).to_dicts():
-        cells = [str(row[c]).replace("\n", " ").replace("|", "\\|")[:80] for c in columns]
-        lines.append("| " + " | ".join(cells) + " |")
-    return MetadataValue.md("\n".join(lines))
-
-
 @asset(
     partitions_def=documents_partitions,
     group_name=GROUP,
@@ -137,7 +113,7 @@ def datasheet_chunks(
             "dagster/row_count": df.height,
             **{f"chunks_{k}": v for k, v in sorted(kinds.items())},
             "tokens_max": int(df["n_tokens"].max() or 0) if df.height else 0,  # type: ignore[arg-type]
-            "preview": _preview(df, ["kind", "page", "n_tokens", "text"]),
+            "preview": table_preview(df, ["kind", "page", "n_tokens", "text"]),
         },
     )
     problems = [
@@ -147,7 +123,7 @@ def datasheet_chunks(
     ]
     if df["chunk_id"].n_unique() != df.height:
         problems.append("chunk ids repeat")
-    yield _check("chunks_have_page_and_bbox", "datasheet_chunks", problems)
+    yield problems_result("datasheet_chunks", "chunks_have_page_and_bbox", problems)
 
 
 @asset(
@@ -196,7 +172,7 @@ def datasheet_properties(
             if faith["faithfulness"] is not None
             else -1.0,
             **client.stats.as_metadata(),
-            "preview": _preview(df, ["name", "value", "unit", "conditions", "page"]),
+            "preview": table_preview(df, ["name", "value", "unit", "conditions", "page"]),
         },
     )
     ids = {c["chunk_id"] for c in chunks}
@@ -205,7 +181,7 @@ def datasheet_properties(
         for r in df.select("property_id", "name", "chunk_id", "page").iter_rows(named=True)
         if r["chunk_id"] not in ids or r["page"] is None
     ]
-    yield _check("every_property_has_source", "datasheet_properties", problems)
+    yield problems_result("datasheet_properties", "every_property_has_source", problems)
 
 
 @multi_asset(
@@ -324,7 +300,7 @@ def hardware_kg(
         pl.concat(all_chunks) if all_chunks else pl.DataFrame(schema={"chunk_id": pl.String()})
     )
     for name, problems in kg_problems(nodes_df, chunk_ids).items():
-        yield _check(name, "hardware_kgs", problems)
+        yield problems_result("hardware_kgs", name, problems)
     bad_status = log_df.filter(~pl.col("status").is_in(["applied", "noop", "rejected"])).height
     unexplained = log_df.filter(
         (pl.col("status") == "rejected") & (pl.col("reason").is_null() | (pl.col("reason") == ""))
@@ -332,7 +308,7 @@ def hardware_kg(
     problems = [f"{bad_status} instructions with an unknown status"] if bad_status else []
     if unexplained:
         problems.append(f"{unexplained} rejected instructions without a reason")
-    yield _check("every_instruction_has_a_status", "hardware_kg_instructions", problems)
+    yield problems_result("hardware_kg_instructions", "every_instruction_has_a_status", problems)
 
 
 __all__ = [

@@ -15,7 +15,6 @@ import polars as pl
 from dagster import (
     AssetExecutionContext,
     Failure,
-    MetadataValue,
     Output,
     asset,
 )
@@ -37,8 +36,7 @@ from edaqa_pipeline.model import (
 from edaqa_pipeline.parsing.documents import parse_document
 from edaqa_pipeline.parsing.errors import DocumentError
 from edaqa_pipeline.partitions import documents_partitions
-from edaqa_pipeline.resources import LLMResource
-from edaqa_pipeline.settings_resource import PipelineSettings
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.storage.tables import drop_partition
 from edaqa_pipeline.validation import structure
 
@@ -48,15 +46,6 @@ GROUP = "documents"
 def _line_bound(df: pl.DataFrame) -> int | None:
     ends = df.filter(pl.col("page").is_null())["end_line"]
     return int(ends.max()) if len(ends) and ends.max() is not None else None  # type: ignore[arg-type]
-
-
-def _preview(df: pl.DataFrame, columns: list[str], n: int = 5) -> MetadataValue:
-    rows = df.select(columns).head(n).to_dicts()
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        cells = [str(row[c]).replace("\n", " ").replace("|", "\\|")[:80] for c in columns]
-        lines.append("| " + " | ".join(cells) + " |")
-    return MetadataValue.md("\n".join(lines))
 
 
 @asset(
@@ -92,7 +81,7 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
             "title": doc["title"],
             "dagster/row_count": df.height,
             **{f"blocks_{k}": v for k, v in sorted(kinds.items())},
-            "preview": _preview(df, ["kind", "start_line", "end_line", "page", "text"]),
+            "preview": checks.table_preview(df, ["kind", "start_line", "end_line", "page", "text"]),
         },
     )
     n_lines = doc["n_lines"] if doc["format"] == "markdown" else None
@@ -127,7 +116,7 @@ def typed_artifacts(
             "llm_provider": client.provider,
             **{f"artifacts_{t}": n for t, n in sorted(types.items())},
             **client.stats.as_metadata(),
-            "preview": _preview(df, ["artifact_type", "start_line", "rule", "content"]),
+            "preview": checks.table_preview(df, ["artifact_type", "start_line", "rule", "content"]),
         },
     )
     yield from checks.results(
@@ -152,7 +141,7 @@ def chunks(parsed_documents: pl.DataFrame, settings: PipelineSettings) -> Iterat
             "dagster/row_count": df.height,
             "tokens_total": int(df["n_tokens"].sum() or 0),
             "tokens_max": int(df["n_tokens"].max() or 0),  # type: ignore[arg-type]
-            "preview": _preview(df, ["start_line", "end_line", "n_tokens", "text"]),
+            "preview": checks.table_preview(df, ["start_line", "end_line", "n_tokens", "text"]),
         },
     )
     yield from checks.results("chunks", df, structure.chunk_problems(df, _line_bound(parsed_documents)))
@@ -185,7 +174,7 @@ def occurrences(
             "dagster/row_count": df.height,
             "anchors": df.filter(pl.col("anchor_kind") != "section")["anchor"].n_unique(),
             **{f"anchor_kind_{k}": v for k, v in sorted(kinds.items())},
-            "preview": _preview(df, ["anchor", "anchor_kind", "artifact_types"]),
+            "preview": checks.table_preview(df, ["anchor", "anchor_kind", "artifact_types"]),
         },
     )
     yield from checks.results(

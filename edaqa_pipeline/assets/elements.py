@@ -32,12 +32,12 @@ from dagster import (
 )
 
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
+from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.elements import graph, store, views
 from edaqa_pipeline.partitions import documents_partitions
-from edaqa_pipeline.resources import LLMResource
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import base_encoder
-from edaqa_pipeline.settings_resource import PipelineSettings
 
 GROUP = "element_graph"
 CHECKS = {
@@ -59,11 +59,7 @@ def _results(asset_name: str, nodes: pl.DataFrame, edges: pl.DataFrame) -> Itera
         "step_next_chains": graph.step_chain_problems(nodes, edges),
     }
     for name, problems in found.items():
-        yield AssetCheckResult(
-            asset_key=AssetKey(asset_name), check_name=name, passed=not problems,
-            severity=AssetCheckSeverity.ERROR,
-            metadata={"problems": "\n".join(problems) or "none", "n_problems": len(problems)},
-        )
+        yield problems_result(asset_name, name, problems)
 
 
 def _counts(prefix: str, values: list[str]) -> dict[str, int]:

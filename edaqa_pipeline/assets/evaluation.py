@@ -24,8 +24,8 @@ from dagster import (
 from pydantic import Field
 
 from edaqa_pipeline.assets.units import CORPUS_CONDITION
+from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.settings import REPO_ROOT
-from edaqa_pipeline.settings_resource import PipelineSettings
 
 
 class EvalReportConfig(Config):

@@ -17,21 +17,19 @@ from collections.abc import Iterator
 import numpy as np
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
-    AssetKey,
     Output,
     asset,
 )
 
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
+from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.partitions import documents_partitions
+from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import DIM, base_encoder, function_encoder
-from edaqa_pipeline.settings_resource import PipelineSettings
 from edaqa_pipeline.storage.tables import read_table
 
 GROUP = "indexes"
@@ -54,12 +52,6 @@ def vector_problems(vectors: np.ndarray) -> list[str]:
     if vectors.size and not np.isfinite(vectors).all():
         problems.append(f"{int((~np.isfinite(vectors)).any(axis=1).sum())} vectors contain NaN/inf")
     return problems
-
-
-def _result(asset: str, name: str, problems: list[str]) -> AssetCheckResult:
-    return AssetCheckResult(asset_key=AssetKey(asset), check_name=name, passed=not problems,
-                            severity=AssetCheckSeverity.ERROR,
-                            metadata={"problems": "\n".join(problems) or "none"})
 
 
 @asset(
@@ -89,7 +81,7 @@ def chunk_embeddings(context: AssetExecutionContext, chunks: pl.DataFrame,
     problems = vector_problems(vectors)
     if df.height != chunks.height:
         problems.append(f"{df.height} vectors for {chunks.height} chunks")
-    yield _result("chunk_embeddings", "vectors_valid", problems)
+    yield problems_result("chunk_embeddings", "vectors_valid", problems)
 
 
 @asset(
@@ -120,7 +112,7 @@ def chunk_index(chunk_embeddings: dict[str, pl.DataFrame], settings: PipelineSet
                                     "documents": len(documents), "ann_index": ann,
                                     "ann_min_rows": lance_store.ANN_MIN_ROWS})
     problems = [] if rows == expected else [f"LanceDB holds {rows} rows, chunks total {expected}"]
-    yield _result("chunk_index", "index_matches_chunks", problems)
+    yield problems_result("chunk_index", "index_matches_chunks", problems)
 
 
 @asset(
@@ -161,4 +153,4 @@ def unit_embeddings(unit_hyperedges: pl.DataFrame, settings: PipelineSettings) -
     problems = vector_problems(vectors)
     if df.height != unit_hyperedges.height:
         problems.append(f"{df.height} vectors for {unit_hyperedges.height} units")
-    yield _result("unit_embeddings", "every_unit_has_a_vector", problems)
+    yield problems_result("unit_embeddings", "every_unit_has_a_vector", problems)

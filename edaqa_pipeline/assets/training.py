@@ -19,12 +19,9 @@ from collections.abc import Iterator
 
 import polars as pl
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
-    AssetKey,
     Config,
     MetadataValue,
     Output,
@@ -33,9 +30,9 @@ from dagster import (
 from pydantic import Field
 
 from edaqa_pipeline.assets.units import ALL_PARTITIONS
+from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.model import CHUNKS_SCHEMA
-from edaqa_pipeline.resources import LLMResource
-from edaqa_pipeline.settings_resource import PipelineSettings
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.storage.hashing import content_hash
 from edaqa_pipeline.storage.tables import read_table
 from edaqa_pipeline.training.pairs import split_problems
@@ -44,15 +41,6 @@ from edaqa_pipeline.training.train import TrainConfig
 
 GROUP = "training"
 _DEFAULTS = TrainConfig()
-
-
-def _check(name: str, asset: str, problems: list[str], **metadata: object) -> AssetCheckResult:
-    return AssetCheckResult(
-        asset_key=AssetKey(asset), check_name=name, passed=not problems,
-        severity=AssetCheckSeverity.ERROR,
-        metadata={"problems": MetadataValue.md("\n".join(f"- {p}" for p in problems[:30]) or "none"),
-                  **metadata},  # type: ignore[dict-item]
-    )
 
 
 @asset(
@@ -96,8 +84,8 @@ def training_pairs(
         "forms": MetadataValue.md("\n".join(f"- {f}: {n}" for f, n in forms.iter_rows())),
         "negative_kinds": ", ".join(f"{k}={n}" for k, n in kinds.iter_rows()) if kinds is not None else "none",
     })
-    yield _check("split_disjoint_by_unit", "training_pairs", split_problems(pairs))
-    yield _check("negatives_valid", "training_pairs", sampler_problems(pairs, unit_hyperedges))
+    yield problems_result("training_pairs", "split_disjoint_by_unit", split_problems(pairs))
+    yield problems_result("training_pairs", "negatives_valid", sampler_problems(pairs, unit_hyperedges))
 
 
 class TrainEncoderConfig(Config):
@@ -187,7 +175,7 @@ def trained_encoder(
         "loss_plot": MetadataValue.md(f"![loss curve](data:image/png;base64,{loss_plot_png(card)})"),
     })
     problems, diff = reload_problems(folder, card, cfg.encoder_path)
-    yield _check("adapter_reloads_identically", "trained_encoder", problems,
+    yield problems_result("trained_encoder", "adapter_reloads_identically", problems,
                  max_abs_diff=float(diff) if diff == diff else -1.0)
 
 
@@ -231,4 +219,4 @@ def tuned_embeddings(
         problems.append(f"{n_chunks} chunk vectors for {all_chunks.height} chunks")
     vectors = np.asarray(frame["vector"].to_list(), dtype=np.float32) if frame.height else np.zeros((0, 384), np.float32)
     problems += vector_problems(vectors)
-    yield _check("every_chunk_and_unit_has_a_tuned_vector", "tuned_embeddings", problems)
+    yield problems_result("tuned_embeddings", "every_chunk_and_unit_has_a_tuned_vector", problems)

@@ -28,7 +28,7 @@ from dagster import (
 
 from edaqa_pipeline.graphs.functional_units import UNIT_TABLE_NAMES, assemble_units
 from edaqa_pipeline.model import ARTIFACTS_SCHEMA, CHUNKS_SCHEMA, OCCURRENCES_SCHEMA
-from edaqa_pipeline.settings_resource import PipelineSettings
+from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.storage.tables import read_table
 from edaqa_pipeline.validation import structure
 from edaqa_pipeline.validation.expectations import run_suite
