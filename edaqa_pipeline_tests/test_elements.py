@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from edaqa_pipeline.elements import graph, metrics, query, views
-from edaqa_pipeline.elements.retriever import claim_provenance
+from edaqa_pipeline.elements.provenance import claim_provenance
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.parsing.markdown import parse_markdown
 

@@ -22,7 +22,7 @@ same nodes. Choices the numbers depend on:
   appearance in rank order, reading order inside an item). Applies when the gold holds at least
   two steps.
 - ``csr`` (equation 21): the share of answer claims supported by at least one evidence item
-  (``retriever.claim_provenance``).
+  (``provenance.claim_provenance``).
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ class ElementGraphView:
             if value is not None:
                 out["poa"] = value
         if answer.strip():
-            from edaqa_pipeline.elements.retriever import claim_provenance
+            from edaqa_pipeline.elements.provenance import claim_provenance
 
             value = csr([c.supported for c in claim_provenance(answer, evidence)])
             if value is not None:
