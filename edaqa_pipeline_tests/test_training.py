@@ -17,16 +17,12 @@ import torch
 from edaqa_pipeline.extraction.patterns import split_sentences
 from edaqa_pipeline.storage.tables import read_table
 from edaqa_pipeline.training.loss import contrastive_loss, coverage, info_nce, type_margin
-from edaqa_pipeline.training.pairs import (
-    TASK,
-    TrainingQueries,
-    build_pairs,
-    copies_unit_text,
-    split_problems,
-    template_queries,
-    unit_facts,
-)
+from edaqa_pipeline.training.pair_schema import TASK
+from edaqa_pipeline.training.pairs import build_pairs, split_problems
+from edaqa_pipeline.training.query_task import TrainingQueries
 from edaqa_pipeline.training.sampler import KINDS, N_NEGATIVES, sample_negatives, sampler_problems
+from edaqa_pipeline.training.templates import copies_unit_text, template_queries
+from edaqa_pipeline.training.unit_facts import unit_facts
 
 # --------------------------------------------------------------------------------------------
 # Loss (equations 3 and 4), exact values worked out by hand
@@ -154,7 +150,7 @@ def test_pairs_split_is_disjoint_by_unit(unit_tables) -> None:  # type: ignore[n
 
 def test_copy_guard_and_offline_llm_task(unit_tables) -> None:  # type: ignore[no-untyped-def]
     from edaqa_pipeline.llm import OfflineClient
-    from edaqa_pipeline.training.pairs import _task_inputs
+    from edaqa_pipeline.training.query_task import task_inputs
 
     assert copies_unit_text("The command places pins.", ["The command places pins."])
     assert copies_unit_text("command places pins on the die", ["First, the command places pins on the die boundary."])
@@ -164,7 +160,7 @@ def test_copy_guard_and_offline_llm_task(unit_tables) -> None:  # type: ignore[n
     unit = units.filter(pl.col("anchor_kind") == "command").row(0, named=True)
     arts = [node_by_id[a] for a in unit["artifact_ids"]]
     # The LLM task's offline implementation is the template generator.
-    result = OfflineClient().complete_structured(TASK, _task_inputs(unit, arts, 4), TrainingQueries)
+    result = OfflineClient().complete_structured(TASK, task_inputs(unit, arts, 4), TrainingQueries)
     assert [q.model_dump() for q in result.queries] == template_queries(unit_facts(unit, arts), 4)
 
 
