@@ -50,7 +50,7 @@ $(BIN)/.setup-dev-done: $(BIN)/.setup-done requirements/dev.txt
 setup-dev: $(BIN)/.setup-dev-done
 
 run: setup
-	$(BIN)/edaqa index --corpus $(CORPUS) --storage $(STORAGE) --with $(WITH) --quiet; status=$$?; \
+	$(BIN)/edaqa index --corpus $(CORPUS) --storage $(STORAGE) --with=$(WITH) --quiet; status=$$?; \
 	  $(BIN)/edaqa ask "$(QUESTION)" --storage $(STORAGE) --method fa_hybrid; \
 	  exit $$status
 
