@@ -8,8 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_METHODS = "bm25,dense,hybrid_rrf,fa_units,fa_hybrid"
-
 
 def _cmd_ask(args: argparse.Namespace) -> int:
     from edaqa_pipeline.generation.extractive import extractive_answer
@@ -48,7 +46,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from edaqa_pipeline.evaluation.qa import QAFormatError, load_qa
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
     from edaqa_pipeline.generation.extractive import extractive_answer
-    from edaqa_pipeline.retrieval.retrievers import make_retriever
+    from edaqa_pipeline.retrieval.retrievers import available_methods, make_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     try:
@@ -57,7 +55,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     snapshot = IndexSnapshot.load(Path(args.storage))
-    retrievers = {m: make_retriever(m, snapshot) for m in args.methods.split(",") if m}
+    methods = [m for m in args.methods.split(",") if m] or available_methods(Path(args.storage))
+    retrievers = {m: make_retriever(m, snapshot) for m in methods}
     snapshot.base.encode(["warm up"])
 
     def embed(texts: list[str]) -> np.ndarray:
@@ -103,7 +102,8 @@ def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     p.add_argument("--qa", required=True)
     p.add_argument("--qa-format", default="auto", choices=["auto", "edaqa", "ordqa"])
     p.add_argument("--source-map", default=None)
-    p.add_argument("--methods", default=DEFAULT_METHODS)
+    p.add_argument("--methods", default="", help="comma-separated; default: every method whose "
+                   "indexes are built in STORAGE")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--out", default="eval_out")
     p.add_argument("--no-progress", action="store_true")
