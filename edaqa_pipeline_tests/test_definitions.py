@@ -196,3 +196,14 @@ def test_sensors_and_schedule(defs):
 
 def test_resources(defs):
     assert {"settings", "llm", "io_manager"} <= set(defs.resources)
+
+
+def test_every_llm_calling_asset_is_in_the_llm_pool(defs):
+    """The instance's `llm` pool (dagster.yaml) bounds LLM calls across runs only for assets
+    that declare it: every asset that asks for the `llm` resource must."""
+    llm_assets = {}
+    for assets_def in defs.resolve_asset_graph().assets_defs:
+        if assets_def.is_executable and "llm" in assets_def.required_resource_keys:
+            llm_assets[assets_def.op.name] = assets_def.op.pool
+    assert {"typed_artifacts", "elements", "training_pairs", "chip_kg"} <= set(llm_assets)
+    assert {name: pool for name, pool in llm_assets.items() if pool != "llm"} == {}

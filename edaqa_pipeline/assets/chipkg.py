@@ -59,6 +59,7 @@ def _rows(parts: dict[str, pl.DataFrame]) -> dict[str, list[dict]]:
 @multi_asset(
     name="chip_kg",
     group_name=GROUP,
+    pool="llm",
     outs={
         NODES_TABLE: AssetOut(
             kinds={"python", "polars", "parquet", "lancedb"},

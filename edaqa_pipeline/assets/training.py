@@ -46,6 +46,7 @@ _DEFAULTS = TrainConfig()
 @asset(
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
+    pool="llm",
     check_specs=[
         AssetCheckSpec("split_disjoint_by_unit", asset="training_pairs", blocking=True,
                        description="no unit (nor anchor group) on both sides of the 85/15 split"),
