@@ -2,7 +2,8 @@
 
 The runs land in ``STORAGE/dagster_home`` (SQLite), so ``dagster dev`` pointed at the same
 ``DAGSTER_HOME`` shows them. Only documents whose bytes changed since the last successful
-index are re-run (``STORAGE/index_state.json``); deleted documents lose their partition and
+index, or that lack a table of a per-document asset (one added to the pipeline since), are
+re-run (``STORAGE/index_state.json``); deleted documents lose their partition and
 their stored rows; the cross-document assets then run once, incrementally. A document that
 fails is reported (file + reason) and leaves no stale rows behind; every other one indexes.
 
@@ -28,7 +29,7 @@ from edaqa_pipeline.jobs import CORPUS_ASSETS, DOCUMENT_ASSETS
 from edaqa_pipeline.settings import Settings
 from edaqa_pipeline.storage.manifest import load_state, save_state, unit_counts
 from edaqa_pipeline.storage.manifest import table_summary as summarise_tables
-from edaqa_pipeline.storage.tables import drop_partition, read_table
+from edaqa_pipeline.storage.tables import drop_partition, missing_partitions, read_table
 
 DAGSTER_YAML = """\
 # Local instance for `edaqa index` runs (written by edaqa; safe to edit).
@@ -154,7 +155,12 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,
             report.deleted.append(key)
 
     timings: dict[str, float] = {}
-    todo: list[CorpusFile] = [f for f in files if state.get(f.key) != f.sha256]
+    # A document runs when its bytes changed, or when one of its per-document tables is missing
+    # (an asset added to the pipeline since it was indexed, or a table removed by hand).
+    todo: list[CorpusFile] = [
+        f for f in files
+        if state.get(f.key) != f.sha256 or missing_partitions(cfg.tables_dir, DOCUMENT_ASSETS, f.key)
+    ]
     for number, file in enumerate(todo, 1):
         started = time.perf_counter()
         result = doc_job.execute_in_process(partition_key=file.key, instance=instance,
@@ -180,7 +186,7 @@ def index_corpus(corpus: Path, storage: Path, *, force: bool = False, log=print,
     fingerprint = hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()
     built_for = json.loads(corpus_state.read_text()).get("fingerprint") if corpus_state.is_file() else None
     corpus_missing = any(read_table(cfg.tables_dir, a) is None for a in CORPUS_ASSETS)
-    if built_for != fingerprint or corpus_missing or force:
+    if built_for != fingerprint or corpus_missing or force or report.reindexed:
         result = corpus_job.execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG,
                                                raise_on_error=False)
         _step_seconds(instance, result.run_id, timings)

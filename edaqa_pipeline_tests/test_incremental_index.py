@@ -85,6 +85,19 @@ def test_delete_document_equals_full_build(live: tuple[Path, Path], tmp_path: Pa
     assert "placement.md" not in manifest["documents"]
 
 
+def test_a_per_document_table_missing_reruns_only_that_document(live: tuple[Path, Path], tmp_path: Path) -> None:
+    """An asset added to the pipeline after a document was indexed (here: its `elements`
+    partition removed) makes the next index run that document again, and only that one."""
+    corpus, storage = live
+    assert index_corpus(corpus, storage, log=lambda *_: None).reindexed == []  # nothing to do
+    missing = storage / "tables" / "elements" / "floorplan.md.parquet"
+    missing.unlink()
+    report = index_corpus(corpus, storage, log=lambda *_: None)
+    assert report.reindexed == ["floorplan.md"]
+    assert missing.is_file()
+    assert _hashes(storage) == _fresh(tmp_path, _files(corpus))
+
+
 def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
     """The sensor path: tick -> requested partition runs -> corpus job, on one instance."""
     from dagster import in_process_executor

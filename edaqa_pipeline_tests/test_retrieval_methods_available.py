@@ -21,6 +21,12 @@ def test_core_methods_only_until_optional_tables_have_rows(tmp_path: Path) -> No
     chipmind = [m for m in METHODS if m.startswith("chipmind")]
     assert got == [m for m in METHODS if m in {*CORE, "fa_hybrid_tuned", *chipmind}]
     assert len(chipmind) == 4 and "techdoc" not in got and "hwkg" not in got
+    # an element graph without cross-document edges still serves techdoc; an empty hardware
+    # KG (no PDF in the corpus) does not serve hwkg
+    pl.DataFrame({"edge_id": []}, schema={"edge_id": pl.String()}).write_parquet(tables / "element_graph.parquet")
+    pl.DataFrame({"kg_id": []}, schema={"kg_id": pl.String()}).write_parquet(tables / "hardware_kgs.parquet")
+    got = available_methods(tmp_path)
+    assert "techdoc" in got and "hwkg" not in got
 
 
 def test_every_method_is_core_or_names_its_table() -> None:

@@ -221,6 +221,9 @@ OPTIONAL_TABLES = {
     "hwkg": "hardware_kgs",
     **{name: "chip_kg_nodes" for name in METHODS if name.startswith("chipmind")},
 }
+# Tables whose existence is enough: element_graph holds only the cross-document edges, which a
+# corpus of unrelated manuals may not have; the elements themselves are per-document tables.
+EMPTY_ALLOWED = frozenset({"element_graph"})
 
 
 def available_methods(storage: Path) -> list[str]:
@@ -233,7 +236,7 @@ def available_methods(storage: Path) -> list[str]:
     present = {
         table for table in set(OPTIONAL_TABLES.values())
         if (path := table_path(tables, table)).is_file()
-        and pl.scan_parquet(path).select(pl.len()).collect().item() > 0
+        and (table in EMPTY_ALLOWED or pl.scan_parquet(path).select(pl.len()).collect().item() > 0)
     }
     return [m for m in METHODS if OPTIONAL_TABLES.get(m, "") in present or m not in OPTIONAL_TABLES]
 

@@ -8,6 +8,7 @@ assets to ``<tables>/<asset>.parquet`` and per-document partitions to
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
@@ -28,6 +29,11 @@ def partition_path(tables_dir: Path, asset: str, key: str) -> Path:
     if not key or ".." in Path(key).parts or Path(key).is_absolute():
         raise ValueError(f"{key!r} is not a valid document key ('..' or an absolute path)")
     return tables_dir / asset / f"{key}.parquet"
+
+
+def missing_partitions(tables_dir: Path, assets: Iterable[str], key: str) -> list[str]:
+    """The per-document ``assets`` that have no stored partition for document ``key``."""
+    return [asset for asset in assets if not partition_path(tables_dir, asset, key).is_file()]
 
 
 def read_partitions(tables_dir: Path, asset: str, keys: list[str]) -> pl.DataFrame | None:
