@@ -94,7 +94,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
     base = TrainConfig.paper() if args.paper else TrainConfig()
     data = base.to_dict()
-    for key in ("max_pairs", "epochs", "patience", "unit_grad", "max_seconds", "seed", "batch_size"):
+    for key in ("max_pairs", "epochs", "patience", "unit_grad", "max_seconds", "seed", "batch_size", "lam"):
         value = getattr(args, key, None)
         if value is not None:
             data[key] = value
@@ -131,6 +131,8 @@ def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--patience", type=int, default=None)
     p.add_argument("--batch-size", dest="batch_size", type=int, default=None)
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--lambda", dest="lam", type=float, default=None,
+                   help="weight of the type-coverage margin term (paper 0.3; 0 = InfoNCE only)")
     p.add_argument("--unit-grad", dest="unit_grad", choices=["none", "all"], default=None)
     p.add_argument("--max-seconds", dest="max_seconds", type=float, default=None)
     p.add_argument("--force", action="store_true", help="retrain even if this version exists")
