@@ -17,7 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
-from edaqa_pipeline.indexing import index_corpus, settings_for
+from edaqa_pipeline.cli import index_corpus
+from edaqa_pipeline.settings import settings_for
 from edaqa_pipeline.storage.tables import read_partitions
 
 

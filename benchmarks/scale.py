@@ -126,7 +126,7 @@ def measure(size: int, workdir: Path, questions: list[str]) -> dict[str, object]
     """Everything for one size, in this (child) process."""
     import numpy as np
 
-    from edaqa_pipeline.indexing import index_corpus
+    from edaqa_pipeline.cli import index_corpus
     from edaqa_pipeline.retrieval import lance_store
     from edaqa_pipeline.retrieval.retrievers import make_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot

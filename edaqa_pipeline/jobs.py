@@ -2,7 +2,7 @@
 
 from dagster import AssetSelection, define_asset_job
 
-from edaqa_pipeline.partitions import documents_partitions
+from edaqa_pipeline.assets.partitions import documents_partitions
 
 DOCUMENT_ASSETS = (
     "parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings",

@@ -10,8 +10,8 @@ from datetime import date
 
 from dagster import RunRequest, ScheduleEvaluationContext, schedule
 
+from edaqa_pipeline.assets.partitions import DOCUMENTS
 from edaqa_pipeline.jobs import index_document_job
-from edaqa_pipeline.partitions import DOCUMENTS
 
 
 @schedule(

@@ -21,9 +21,9 @@ from dagster import (
     sensor,
 )
 
+from edaqa_pipeline.assets.partitions import DOCUMENTS
 from edaqa_pipeline.corpus.scan import scan_corpus
 from edaqa_pipeline.jobs import assemble_corpus_job, index_document_job
-from edaqa_pipeline.partitions import DOCUMENTS
 from edaqa_pipeline.resources import PipelineSettings
 
 

@@ -55,3 +55,19 @@ class Settings:
             occurrence_min_chars=int(os.environ.get("EDAQA_OCCURRENCE_MIN_CHARS", "120")),
             anchor_cap=int(os.environ.get("EDAQA_ANCHOR_CAP", "8")),
         )
+
+
+def settings_for(corpus: Path, storage: Path) -> Settings:
+    """The environment's settings for this corpus and storage root (LanceDB under it)."""
+    base = Settings.from_env()
+    storage = storage.resolve()
+    return Settings(
+        corpus_root=corpus.resolve(),
+        storage_root=storage,
+        lancedb_uri=os.environ.get("EDAQA_LANCEDB_URI", str(storage / "lancedb")),
+        encoder_path=base.encoder_path,
+        max_document_mb=base.max_document_mb,
+        chunk_max_tokens=base.chunk_max_tokens,
+        occurrence_min_chars=base.occurrence_min_chars,
+        anchor_cap=base.anchor_cap,
+    )

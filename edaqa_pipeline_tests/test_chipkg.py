@@ -411,7 +411,7 @@ place_pin -pin_name name -layer layer -location {x y}
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from edaqa_pipeline.chipkg.graph import build_from_storage
-    from edaqa_pipeline.indexing import index_corpus
+    from edaqa_pipeline.cli import index_corpus
 
     root = tmp_path_factory.mktemp("chipkg")
     corpus = root / "corpus"
@@ -488,8 +488,9 @@ def test_chip_kg_asset_materialises_with_passing_checks(tiny) -> None:  # type: 
     from dagster import AssetKey, in_process_executor, load_assets_from_modules, materialize
 
     from edaqa_pipeline.assets import chipkg, documents, evaluation, indexes, units
+    from edaqa_pipeline.cli import instance_for
     from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline.indexing import instance_for, settings_for
+    from edaqa_pipeline.settings import settings_for
 
     corpus, storage, _ = tiny
     cfg = settings_for(corpus, storage)

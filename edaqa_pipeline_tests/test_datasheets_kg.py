@@ -446,7 +446,7 @@ def test_assets_materialise_with_checks(tmp_path, monkeypatch):
     from dagster_polars import PolarsParquetIOManager
 
     from edaqa_pipeline.assets import datasheets, documents
-    from edaqa_pipeline.partitions import DOCUMENTS
+    from edaqa_pipeline.assets.partitions import DOCUMENTS
     from edaqa_pipeline.resources import LLMResource, PipelineSettings
 
     for var in ("EDAQA_LLM_BASE_URL", "EDAQA_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):

@@ -9,8 +9,8 @@ import sys
 import pytest
 from dagster import AutomationConditionSensorDefinition, Definitions, in_process_executor
 
+from edaqa_pipeline.assets.partitions import DOCUMENTS
 from edaqa_pipeline.definitions import build_definitions
-from edaqa_pipeline.partitions import DOCUMENTS
 from edaqa_pipeline_tests.dagster_fixtures import (
     ALL_ASSETS,
     CORPUS_ASSETS,

@@ -483,10 +483,10 @@ def tiny_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     ephemeral instance against the same storage; then the ``techdoc`` retriever."""
     from dagster import DagsterInstance, materialize
 
+    from edaqa_pipeline.assets.partitions import DOCUMENTS
+    from edaqa_pipeline.cli import index_corpus
     from edaqa_pipeline.definitions import build_definitions
     from edaqa_pipeline.elements.retriever import make_techdoc_retriever
-    from edaqa_pipeline.indexing import index_corpus
-    from edaqa_pipeline.partitions import DOCUMENTS
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
     from edaqa_pipeline_tests.dagster_fixtures import (
         make_settings,

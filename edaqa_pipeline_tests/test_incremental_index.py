@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 
+from edaqa_pipeline.cli import index_corpus
 from edaqa_pipeline.graphs.functional_units import UNIT_TABLE_NAMES
-from edaqa_pipeline.indexing import index_corpus
 from edaqa_pipeline_tests.fixtures_index import copy_corpus
 
 pytestmark = pytest.mark.slow
@@ -103,9 +103,9 @@ def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
     from dagster import in_process_executor
 
     from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline.indexing import settings_for
     from edaqa_pipeline.resources import PipelineSettings
     from edaqa_pipeline.sensors import corpus_sensor
+    from edaqa_pipeline.settings import settings_for
 
     corpus = copy_corpus(tmp_path / "corpus", DOCS[:2])
     storage = tmp_path / "storage"
@@ -133,7 +133,7 @@ def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
     cursor = tick(None)
     copy_corpus(corpus, [DOCS[2]])
     tick(cursor)
-    from edaqa_pipeline.indexing import table_summary
+    from edaqa_pipeline.cli import table_summary
 
     live = {k: v["content_hash"] for k, v in table_summary(cfg, sorted(DOCS)).items() if k in COMPARED}
     assert live == _fresh(tmp_path, _files(corpus))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from edaqa_pipeline.cli import index_corpus
 from edaqa_pipeline.generation.extractive import extractive_answer
-from edaqa_pipeline.indexing import index_corpus
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.retrievers import (
     FunctionAwareRetriever,

@@ -28,8 +28,8 @@ from dagster import (
     in_process_executor,
 )
 
+from edaqa_pipeline.assets.partitions import DOCUMENTS
 from edaqa_pipeline.definitions import build_definitions
-from edaqa_pipeline.partitions import DOCUMENTS
 from edaqa_pipeline.schedules import nightly_refresh
 from edaqa_pipeline.sensors import corpus_changes, corpus_sensor
 from edaqa_pipeline_tests.dagster_fixtures import (

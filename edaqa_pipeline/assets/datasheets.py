@@ -28,6 +28,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.checks import problems_result, table_preview
 from edaqa_pipeline.datasheets.chunks import DATASHEET_CHUNKS_SCHEMA, chunk_frame
 from edaqa_pipeline.datasheets.chunks import datasheet_chunks as build_datasheet_chunks
@@ -45,7 +46,6 @@ from edaqa_pipeline.datasheets.properties import (
     property_frame,
 )
 from edaqa_pipeline.datasheets.skeletons import CATEGORIES, classify
-from edaqa_pipeline.partitions import documents_partitions
 from edaqa_pipeline.resources import LLMResource
 
 GROUP = "hardware_kg"

@@ -20,6 +20,7 @@ from dagster import (
 )
 
 from edaqa_pipeline import checks
+from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.corpus.scan import UnsafePathError, resolve_key
 from edaqa_pipeline.extraction.artifacts import extract_artifacts
 from edaqa_pipeline.extraction.chunks import build_chunks
@@ -35,7 +36,6 @@ from edaqa_pipeline.model import (
 )
 from edaqa_pipeline.parsing.documents import parse_document
 from edaqa_pipeline.parsing.errors import DocumentError
-from edaqa_pipeline.partitions import documents_partitions
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.storage.tables import drop_partition
 from edaqa_pipeline.validation import structure

@@ -31,10 +31,10 @@ from dagster import (
     asset,
 )
 
+from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
 from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.elements import graph, store, views
-from edaqa_pipeline.partitions import documents_partitions
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import base_encoder

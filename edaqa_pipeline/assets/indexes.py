@@ -24,9 +24,9 @@ from dagster import (
     asset,
 )
 
+from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.partitions import documents_partitions
 from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import DIM, base_encoder, function_encoder
