@@ -24,7 +24,7 @@ from dagster import AssetKey, DagsterInstance, Definitions, in_process_executor,
 from edaqa_pipeline.assets.indexes import EMBEDDINGS_SCHEMA
 from edaqa_pipeline.assets.partitions import DOCUMENTS
 from edaqa_pipeline.definitions import build_definitions
-from edaqa_pipeline.graphs.functional_units import REJECTION_RULES, SCHEMAS
+from edaqa_pipeline.graphs.unit_schema import REJECTION_RULES, SCHEMAS
 from edaqa_pipeline.jobs import CORPUS_ASSETS as JOB_CORPUS_ASSETS
 from edaqa_pipeline.jobs import DOCUMENT_ASSETS as JOB_DOCUMENT_ASSETS
 from edaqa_pipeline.model import ARTIFACTS_SCHEMA, BLOCKS_SCHEMA, CHUNKS_SCHEMA, OCCURRENCES_SCHEMA

@@ -128,7 +128,7 @@ def functional_units(
         yield _check("great_expectations_suite", asset, report.success,
                      evaluated=report.evaluated, failed=", ".join(report.failed) or "none")
     rejections = tables["unit_rejections"]
-    from edaqa_pipeline.graphs.functional_units import REJECTION_RULES
+    from edaqa_pipeline.graphs.unit_schema import REJECTION_RULES
 
     bad = rejections.filter(~pl.col("rule").is_in(list(REJECTION_RULES))).height
     yield _check("every_rejection_has_a_rule", "unit_rejections", bad == 0, unknown_rules=bad)

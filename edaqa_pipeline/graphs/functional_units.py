@@ -21,6 +21,9 @@ hashes) and chunks. Given the previous outputs, units whose key is unchanged are
 rather than rebuilt, only anchors touched by changed documents are re-linked, and units of
 deleted documents disappear because nothing produces their key any more. Because ids and
 summaries are pure functions of content, the result is identical to a full rebuild.
+
+The table schemas live in ``unit_schema.py``, the linker rules in ``unit_linker.py``; this
+module assembles the units.
 """
 
 from __future__ import annotations
@@ -32,86 +35,23 @@ from typing import Any
 
 import polars as pl
 
-from edaqa_pipeline.extraction.anchors import rejection_reason
 from edaqa_pipeline.graphs.summaries import offline_summary
-from edaqa_pipeline.model import ARTIFACT_TYPES, stable_id
-
-UNIT_TABLE_NAMES = (
-    "unit_hyperedges",
-    "unit_nodes",
-    "unit_provenance",
-    "unit_chunk_edges",
-    "unit_chunk_contents",
-    "unit_type_bags",
-    "unit_rejections",
+from edaqa_pipeline.graphs.unit_linker import (
+    Unit,
+    link_anchor,
+    rejection_record,
+    validate_occurrence,
 )
-
-SCHEMAS: dict[str, dict[str, pl.DataType]] = {
-    "unit_hyperedges": {
-        "unit_id": pl.String(),
-        "kind": pl.String(),  # occurrence | cross_document
-        "anchor": pl.String(),
-        "anchor_kind": pl.String(),
-        "summary": pl.String(),
-        "artifact_ids": pl.List(pl.String()),
-        "artifact_types": pl.List(pl.String()),
-        "chunk_ids": pl.List(pl.String()),
-        "occurrence_ids": pl.List(pl.String()),
-        "documents": pl.List(pl.String()),
-        "n_artifacts": pl.Int64(),
-        "n_chunks": pl.Int64(),
-        "content_hash": pl.String(),
-    },
-    "unit_nodes": {
-        "node_id": pl.String(),
-        "artifact_type": pl.String(),
-        "document": pl.String(),
-        "content": pl.String(),
-        "section_path": pl.List(pl.String()),
-        "start_line": pl.Int64(),
-        "end_line": pl.Int64(),
-        "page": pl.Int64(),
-        "rule": pl.String(),
-    },
-    "unit_provenance": {
-        "unit_id": pl.String(),
-        "occurrence_id": pl.String(),
-        "document": pl.String(),
-        "anchor": pl.String(),
-        "line_spans": pl.List(pl.List(pl.Int64())),
-        "pages": pl.List(pl.Int64()),
-    },
-    "unit_chunk_edges": {"unit_id": pl.String(), "chunk_id": pl.String(), "rank": pl.Int64()},
-    "unit_chunk_contents": {
-        "chunk_id": pl.String(),
-        "document": pl.String(),
-        "text": pl.String(),
-        "start_line": pl.Int64(),
-        "end_line": pl.Int64(),
-        "page": pl.Int64(),
-    },
-    "unit_type_bags": {"unit_id": pl.String(), "artifact_type": pl.String(), "count": pl.Int64()},
-    "unit_rejections": {
-        "subject_kind": pl.String(),  # occurrence | anchor
-        "subject_id": pl.String(),
-        "anchor": pl.String(),
-        "documents": pl.List(pl.String()),
-        "rule": pl.String(),
-        "detail": pl.String(),
-    },
-}
-
-REJECTION_RULES = (
-    "empty_unit",
-    "missing_source_reference",
-    "invalid_type_label",
-    "insufficient_type_diversity",
-    "placeholder_anchor",
-    "language_type_alias",
-    "cap_exceeded",
+from edaqa_pipeline.graphs.unit_schema import (
+    DEFAULT_CAP,
+    LINKABLE_ANCHOR_KINDS,
+    SCHEMAS,
+    SCHEMAS_EMPTY,
+    UNIT_TABLE_NAMES,
+    canonical_order,
+    to_frame,
 )
-LINKABLE_ANCHOR_KINDS = frozenset({"command", "file"})
-DEFAULT_CAP = 8
+from edaqa_pipeline.model import stable_id
 
 
 @dataclass
@@ -139,99 +79,8 @@ class AssemblyStats:
         return data
 
 
-@dataclass
-class _Unit:
-    kind: str
-    anchor: str
-    anchor_kind: str
-    occurrences: list[dict[str, Any]]
-
-    def key(self, chunk_hash: dict[str, str]) -> str:
-        parts: list[str] = [self.kind, self.anchor]
-        for occ in self.occurrences:
-            parts.append(occ["occurrence_id"])
-            parts.append(occ["content_hash"])
-            parts.extend(f"{c}:{chunk_hash.get(c, '')}" for c in occ["chunk_ids"])
-        return stable_id("uk", *parts)
-
-
-def _validate_occurrence(
-    occ: dict[str, Any], artifacts: dict[str, dict[str, Any]], chunks: dict[str, dict[str, Any]]
-) -> tuple[str, str] | None:
-    if not occ["artifact_ids"]:
-        return "empty_unit", "occurrence has no artifacts"
-    if not occ["chunk_ids"] or not occ["document"]:
-        return "missing_source_reference", "occurrence has no source chunk or document"
-    missing = [c for c in occ["chunk_ids"] if c not in chunks]
-    missing += [a for a in occ["artifact_ids"] if a not in artifacts]
-    if missing:
-        return "missing_source_reference", f"unknown ids {missing[:3]}"
-    bad = sorted({artifacts[a]["artifact_type"] for a in occ["artifact_ids"]} - set(ARTIFACT_TYPES))
-    if bad:
-        return "invalid_type_label", f"types {bad} are not in the schema"
-    return None
-
-
-def _cap_round_robin(occs: list[dict[str, Any]], cap: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Choose at most ``cap`` occurrences, one per document in turn (documents in key order)."""
-    by_doc: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for occ in sorted(occs, key=lambda o: (o["document"], o["_order"])):
-        by_doc[occ["document"]].append(occ)
-    queues = [by_doc[d] for d in sorted(by_doc)]
-    kept: list[dict[str, Any]] = []
-    depth = 0
-    while len(kept) < cap and any(depth < len(q) for q in queues):
-        for queue in queues:
-            if depth < len(queue) and len(kept) < cap:
-                kept.append(queue[depth])
-        depth += 1
-    kept_ids = {o["occurrence_id"] for o in kept}
-    dropped = [o for o in occs if o["occurrence_id"] not in kept_ids]
-    kept.sort(key=lambda o: (o["document"], o["_order"]))
-    return kept, dropped
-
-
-def _link(
-    valid: list[dict[str, Any]], artifacts: dict[str, dict[str, Any]], cap: int
-) -> tuple[list[_Unit], list[dict[str, Any]]]:
-    """Cross-document units and the rejection records of the linker."""
-    by_anchor: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for occ in valid:
-        if occ["anchor_kind"] in LINKABLE_ANCHOR_KINDS:
-            by_anchor[occ["anchor"]].append(occ)
-    units: list[_Unit] = []
-    rejections: list[dict[str, Any]] = []
-    for anchor in sorted(by_anchor):
-        occs = by_anchor[anchor]
-        docs = sorted({o["document"] for o in occs})
-        if len(docs) < 2:
-            continue
-        reason = rejection_reason(anchor)
-        if reason:
-            rejections.append(_rejection("anchor", anchor, anchor, docs, reason,
-                                         f"{len(occs)} occurrences in {len(docs)} documents"))
-            continue
-        kept, dropped = _cap_round_robin(occs, cap)
-        for occ in dropped:
-            rejections.append(_rejection("occurrence", occ["occurrence_id"], anchor, [occ["document"]],
-                                         "cap_exceeded", f"anchor holds {len(occs)} occurrences; cap {cap}"))
-        types = {artifacts[a]["artifact_type"] for o in kept for a in o["artifact_ids"]}
-        if len(types) < 2:
-            rejections.append(_rejection("anchor", anchor, anchor, docs, "insufficient_type_diversity",
-                                         f"only type {sorted(types)}"))
-            continue
-        kind = occs[0]["anchor_kind"]
-        units.append(_Unit("cross_document", anchor, kind, kept))
-    return units, rejections
-
-
-def _rejection(kind: str, subject: str, anchor: str, docs: list[str], rule: str, detail: str) -> dict[str, Any]:
-    return {"subject_kind": kind, "subject_id": subject, "anchor": anchor, "documents": docs,
-            "rule": rule, "detail": detail}
-
-
 def _build_unit_rows(
-    unit: _Unit,
+    unit: Unit,
     key: str,
     artifacts: dict[str, dict[str, Any]],
     chunks: dict[str, dict[str, Any]],
@@ -360,11 +209,11 @@ def assemble_units(
     valid_changed: list[dict[str, Any]] = []
     valid_linkable: list[dict[str, Any]] = []
     for occ in relevant.to_dicts():
-        problem = _validate_occurrence(occ, art_by_id, chunk_by_id)
+        problem = validate_occurrence(occ, art_by_id, chunk_by_id)
         in_changed = occ["document"] in changed
         if problem:
             if in_changed:
-                rejections.append(_rejection("occurrence", occ["occurrence_id"], occ["anchor"],
+                rejections.append(rejection_record("occurrence", occ["occurrence_id"], occ["anchor"],
                                              [occ["document"]], *problem))
             continue
         if in_changed:
@@ -372,8 +221,8 @@ def assemble_units(
         if occ["anchor"] in touched:
             valid_linkable.append(occ)
 
-    units = [_Unit("occurrence", o["anchor"], o["anchor_kind"], [o]) for o in valid_changed]
-    linked, link_rejections = _link(valid_linkable, art_by_id, cap)
+    units = [Unit("occurrence", o["anchor"], o["anchor_kind"], [o]) for o in valid_changed]
+    linked, link_rejections = link_anchor(valid_linkable, art_by_id, cap)
     units += linked
     rejections += link_rejections
 
@@ -394,17 +243,17 @@ def assemble_units(
     )
     kept_ids = keep["unit_id"]
     frames: dict[str, pl.DataFrame] = {}
-    frames["unit_hyperedges"] = pl.concat([keep, _frame(new_rows["unit_hyperedges"], SCHEMAS["unit_hyperedges"])])
+    frames["unit_hyperedges"] = pl.concat([keep, to_frame(new_rows["unit_hyperedges"], SCHEMAS["unit_hyperedges"])])
     for name in ("unit_provenance", "unit_chunk_edges", "unit_type_bags"):
         old = previous[name].filter(pl.col("unit_id").is_in(kept_ids.implode())) if previous else SCHEMAS_EMPTY[name]
-        frames[name] = pl.concat([old, _frame(new_rows[name], SCHEMAS[name])])
+        frames[name] = pl.concat([old, to_frame(new_rows[name], SCHEMAS[name])])
     old_rej = SCHEMAS_EMPTY["unit_rejections"]
     if previous:
         old_rej = previous["unit_rejections"].filter(
             ~pl.col("documents").list.eval(pl.element().is_in(list(changed))).list.any()
             & ~pl.col("anchor").is_in(list(touched))
         )
-    frames["unit_rejections"] = pl.concat([old_rej, _frame(rejections, SCHEMAS["unit_rejections"])])
+    frames["unit_rejections"] = pl.concat([old_rej, to_frame(rejections, SCHEMAS["unit_rejections"])])
 
     node_ids = frames["unit_hyperedges"]["artifact_ids"].explode().drop_nulls().unique()
     frames["unit_nodes"] = (
@@ -433,25 +282,3 @@ def assemble_units(
     return frames, stats
 
 
-def _frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    if not rows:
-        return pl.DataFrame(schema=schema)
-    return pl.DataFrame(rows, schema=schema, strict=False).select(list(schema))
-
-
-SCHEMAS_EMPTY = {name: pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()}
-
-_SORT_KEYS = {
-    "unit_hyperedges": ["unit_id"],
-    "unit_nodes": ["node_id"],
-    "unit_provenance": ["unit_id", "occurrence_id"],
-    "unit_chunk_edges": ["unit_id", "rank"],
-    "unit_chunk_contents": ["chunk_id"],
-    "unit_type_bags": ["unit_id", "artifact_type"],
-    "unit_rejections": ["rule", "subject_id"],
-}
-
-
-def canonical_order(frames: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """Sort every table by its key so that the Parquet bytes are reproducible."""
-    return {name: df.sort(_SORT_KEYS[name]) for name, df in frames.items()}
