@@ -1,7 +1,7 @@
 """Robustness of the ``techdoc`` retriever (the paper's Table 10) on ORD-QA.
 
 Experiment 2A, identifier corruption: OCR-like confusions (l->1, o->0, m->rn, _->space, ...;
-``elements.views.corrupt_text``) hit each identifier-like token of the parsed text (commands,
+``elements.corruption.corrupt_text``) hit each identifier-like token of the parsed text (commands,
 options, parameter names, message ids, table/figure/section labels) with probability p. The
 element graph, its identifier view, its summaries (re-embedded) and its edges are rebuilt from
 the damaged text, as a damaged parse would produce them; the raw evidence handed to the
@@ -46,7 +46,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from edaqa_pipeline.elements import graph, views
+from edaqa_pipeline.elements import corruption, graph, views
 from edaqa_pipeline.elements import metrics as em
 from edaqa_pipeline.elements.retriever import ElementIndex, TechDocRetriever, Weights
 from edaqa_pipeline.evaluation import metrics as m
@@ -100,8 +100,8 @@ def corrupted_blocks(blocks: dict[str, list[dict[str, Any]]], rate: float, seed:
     out = {}
     for doc, rows in blocks.items():
         rng = random.Random(f"{seed}:{doc}")
-        out[doc] = [{**b, "text": views.corrupt_text(b["text"], rate, rng),
-                     "raw": views.corrupt_text(b["raw"] or "", rate, random.Random(f"{seed}:{doc}:{b['block_id']}"))}
+        out[doc] = [{**b, "text": corruption.corrupt_text(b["text"], rate, rng),
+                     "raw": corruption.corrupt_text(b["raw"] or "", rate, random.Random(f"{seed}:{doc}:{b['block_id']}"))}
                     for b in rows]
     return out
 

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from edaqa_pipeline.elements import graph, metrics, query, views
+from edaqa_pipeline.elements import corruption, graph, metrics, query, summaries, views
 from edaqa_pipeline.elements.provenance import claim_provenance
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.parsing.markdown import parse_markdown
@@ -315,14 +315,14 @@ def test_query_identifiers_and_fuzzy_matching() -> None:
 
 def test_tokens_summary_and_corruption() -> None:
     assert {"max_length", "max", "length"} <= set(views.tokens("the -max_length option"))
-    summary = views.offline_summary("paragraph", ["Placer", "Commands"],
+    summary = summaries.offline_summary("paragraph", ["Placer", "Commands"],
                                     "The `place_cells` command places cells. More text.", ["place_cells"])
     assert summary == "Placer > Commands (paragraph). The place_cells command places cells. Identifiers: place_cells"
     text = "use set_routing_alpha with -net and CORE_UTILIZATION; see Table 3"
-    assert views.corrupt_text(text, 0.0, random.Random(1)) == text
-    bad = views.corrupt_text(text, 1.0, random.Random(1))
+    assert corruption.corrupt_text(text, 0.0, random.Random(1)) == text
+    bad = corruption.corrupt_text(text, 1.0, random.Random(1))
     assert bad != text and "set_routing_alpha" not in bad
-    assert views.corrupt_text(text, 1.0, random.Random(1)) == bad  # seeded
+    assert corruption.corrupt_text(text, 1.0, random.Random(1)) == bad  # seeded
 
 
 @pytest.mark.parametrize(("question", "intent"), [

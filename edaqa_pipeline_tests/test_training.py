@@ -232,8 +232,8 @@ def test_tiny_training_run_loss_decreases_and_adapter_reloads(sample_index, tmp_
         indexed_documents,
     )
     from edaqa_pipeline.training.cli import train_storage
+    from edaqa_pipeline.training.config import TrainConfig
     from edaqa_pipeline.training.pipeline import reload_problems
-    from edaqa_pipeline.training.train import TrainConfig
 
     _, storage_src, _ = sample_index
     storage = tmp_path / "storage"
@@ -288,7 +288,8 @@ def test_tiny_training_run_loss_decreases_and_adapter_reloads(sample_index, tmp_
 def test_full_gradient_mode_runs(unit_tables, pairs_with_negatives, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``unit_grad='all'`` (the paper's literal objective: gradient through every candidate)
     trains and saves too; a couple of steps with short summaries keep it cheap."""
-    from edaqa_pipeline.training.train import TrainConfig, read_card, train_encoder
+    from edaqa_pipeline.training.config import TrainConfig, read_card
+    from edaqa_pipeline.training.train import train_encoder
 
     units, _, _ = unit_tables
     config = TrainConfig(max_pairs=10, epochs=1, batch_size=4, unit_max_tokens=32, unit_grad="all")

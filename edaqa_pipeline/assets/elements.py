@@ -34,7 +34,7 @@ from dagster import (
 from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.elements import graph, store, views
+from edaqa_pipeline.elements import graph, store, summaries
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import base_encoder
@@ -79,7 +79,7 @@ def _counts(prefix: str, values: list[str]) -> dict[str, int]:
 def elements(context: AssetExecutionContext, parsed_documents: pl.DataFrame, llm: LLMResource) -> Iterator:
     client = llm.get_client()
     rows, edges = graph.build_document(parsed_documents.to_dicts())
-    calls = views.llm_summaries(rows, client)
+    calls = summaries.llm_summaries(rows, client)
     nodes, edge_df = graph.frames(rows, edges)
     yield Output(
         nodes,

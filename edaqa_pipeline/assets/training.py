@@ -35,9 +35,9 @@ from edaqa_pipeline.model import CHUNKS_SCHEMA
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.storage.hashing import content_hash
 from edaqa_pipeline.storage.tables import read_table
+from edaqa_pipeline.training.config import TrainConfig
 from edaqa_pipeline.training.pairs import split_problems
 from edaqa_pipeline.training.sampler import sampler_problems
-from edaqa_pipeline.training.train import TrainConfig
 
 GROUP = "training"
 _DEFAULTS = TrainConfig()

@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from edaqa_pipeline.elements import views
+from edaqa_pipeline.elements import summaries, views
 from edaqa_pipeline.model import stable_id
 
 ELEMENT_TYPES: tuple[str, ...] = (
@@ -487,11 +487,11 @@ class _DocumentBuilder:
                 context = self.nodes[prose[0]].text if prose else ""
             elif row["element_type"] == "table_row":
                 context = row["header_raw"]
-            row["summary"] = views.offline_summary(
+            row["summary"] = summaries.offline_summary(
                 row["element_type"], row["section_path"], el.text, row["identifiers"], context
             )
             path = " ".join(row["section_path"][-2:])
-            row["id_view"] = " ".join([*row["identifiers"], path, views.plain_text(el.text)])
+            row["id_view"] = " ".join([*row["identifiers"], path, summaries.plain_text(el.text)])
 
     def references(self) -> None:
         labelled: dict[str, list[str]] = defaultdict(list)

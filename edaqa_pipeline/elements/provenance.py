@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from edaqa_pipeline.elements import views
+from edaqa_pipeline.extraction.patterns import split_sentences
 from edaqa_pipeline.model import EvidenceItem
 
 
@@ -41,7 +42,7 @@ def claim_provenance(answer: str, evidence: Sequence[EvidenceItem],
             units += [(i, item.text) for i in ids[:1]] if len(ids) == 1 else [("+".join(ids), item.text)]
     prepared = [(uid, _content_tokens(text), set(views.extract_identifiers(text))) for uid, text in units]
     claims = []
-    for sentence in views.split_sentences(answer):
+    for sentence in split_sentences(answer):
         if not re.search(r"\w", sentence):
             continue
         toks = _content_tokens(sentence)

@@ -27,8 +27,10 @@ vocabulary are fuzzy-matched (``IdentifierVocabulary.match``: difflib ratio >= 0
 same kind and +-3 characters; rapidfuzz is not installed here and difflib is fast enough on
 the few thousand identifiers of a manual set).
 
-Summary view (``offline_summary``): section path + first sentence + identifiers; an LLM
-summary replaces it when an LLM provider is configured (task ``element_summary``).
+Summary view: ``elements/summaries.py`` (``offline_summary``: section path + first sentence
++ identifiers; an LLM summary replaces it when a provider is configured, task
+``element_summary``). The OCR-like corruption of the robustness experiment is in
+``elements/corruption.py``.
 
 The BM25 tokens (``tokens``) keep compound identifiers whole and add their stemmed parts.
 """
@@ -36,13 +38,9 @@ The BM25 tokens (``tokens``) keep compound identifiers whole and add their stemm
 from __future__ import annotations
 
 import difflib
-import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
-
-from pydantic import BaseModel, Field
 
 from edaqa_pipeline.extraction.anchors import is_placeholder, normalise_anchor
 from edaqa_pipeline.extraction.patterns import (
@@ -52,7 +50,6 @@ from edaqa_pipeline.extraction.patterns import (
     MESSAGE_ID,
     URL,
     file_names,
-    split_sentences,
 )
 
 SNAKE = re.compile(r"(?<![\w$:/.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/])(?!\.\w)")
@@ -335,139 +332,7 @@ class IdentifierVocabulary:
 
 # --- summaries --------------------------------------------------------------------------
 
-_MD_NOISE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-
-
-def plain_text(text: str) -> str:
-    """Markdown markup removed: links keep their text, table pipes and list markers go."""
-    text = _MD_NOISE.sub(r"\1", text)
-    text = re.sub(r"^\s*(?:[-*+]|\d+[.)]|#+|>)\s*", "", text, flags=re.MULTILINE)
-    text = re.sub(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$", "", text, flags=re.MULTILINE)
-    text = text.replace("|", " ").replace("`", "").replace("**", "").replace("<br>", " ")
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def first_sentence(text: str, limit: int = 200) -> str:
-    sentences = split_sentences(plain_text(text))
-    first = sentences[0] if sentences else ""
-    return first[:limit]
-
-
-def offline_summary(
-    element_type: str, section_path: list[str], text: str, identifiers: list[str],
-    context: str = "",
-) -> str:
-    """Section path + first sentence (of ``context`` when the element has no prose of its own,
-    e.g. a section heading summarised by its first paragraph) + up to 8 identifiers."""
-    path = " > ".join(section_path)
-    own = first_sentence(text) if element_type not in ("section", "clause") else ""
-    sentence = own or first_sentence(context)
-    ids = [i for i in identifiers if not i.startswith(("table:", "figure:", "section:"))][:8]
-    parts = [f"{path} ({element_type})" if path else f"({element_type})"]
-    if sentence:
-        parts.append(sentence.rstrip(" .:;"))
-    if ids:
-        parts.append("Identifiers: " + ", ".join(ids))
-    return ". ".join(parts)
-
-
-class ElementSummary(BaseModel):
-    """Response record of the ``element_summary`` LLM task."""
-
-    summary: str = Field(min_length=1, max_length=600)
-
-
-SUMMARY_TASK = "element_summary"
-SUMMARY_PROMPT = (
-    "You write a one-sentence summary of an element of a technical document (a clause, "
-    "paragraph, table row, figure, procedure step or code block) for a search index: what it "
-    "defines, requires or instructs, naming the commands, options, variables and labels it "
-    "is about. Use only the given text."
-)
-
-
-def _summary_render(inputs: Mapping[str, Any]) -> str:
-    from edaqa_pipeline.llm import delimit
-
-    return (
-        f"Element type: {inputs['element_type']}\nSection: {' > '.join(inputs['section_path'])}\n"
-        f"{delimit(inputs['text'][:3000])}"
-    )
-
-
-def _summary_offline(inputs: Mapping[str, Any]) -> BaseModel:
-    return ElementSummary(
-        summary=offline_summary(
-            inputs["element_type"], list(inputs["section_path"]), inputs["text"],
-            list(inputs.get("identifiers", [])), inputs.get("context", ""),
-        )[:600]
-        or inputs["element_type"]
-    )
-
-
-def register_summary_task() -> None:
-    """Register ``element_summary`` with the LLM layer (idempotent)."""
-    from edaqa_pipeline.llm import DATA_NOT_INSTRUCTIONS, LLMTask, register_task
-
-    register_task(
-        LLMTask(name=SUMMARY_TASK, system_prompt=SUMMARY_PROMPT + " " + DATA_NOT_INSTRUCTIONS,
-                render_user=_summary_render, offline=_summary_offline)
-    )
-
 
 # --- OCR-like corruption (robustness experiment 2A) -------------------------------------
 
-_OCR_SUBS = {
-    "l": "1", "1": "l", "i": "l", "o": "0", "0": "o", "O": "0", "s": "5", "S": "5", "e": "c",
-    "a": "o", "g": "q", "B": "8", "m": "rn", "_": " ", "-": "~", "t": "f", "n": "h", "c": "e",
-}  # fmt: skip
 
-
-def corrupt_identifier(ident: str, rng: random.Random) -> str:
-    """One or two OCR-like character confusions (l->1, o->0, m->rn, _->space, ...)."""
-    chars = list(ident)
-    positions = [i for i, ch in enumerate(chars) if ch in _OCR_SUBS]
-    if not positions:
-        return ident + "~"
-    for pos in rng.sample(positions, k=min(len(positions), 1 + (len(ident) > 10))):
-        chars[pos] = _OCR_SUBS[chars[pos]]
-    return "".join(chars)
-
-
-_ANCHOR_TOKEN = re.compile(
-    r"(?<![\w\-])(--?[a-zA-Z][\w]+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
-    r"|[A-Z]{2,5}-\d{3,5}|(?:Table|Figure|Fig\.|Section)\s+\d+(?:\.\d+)*)(?![\w])"
-)
-
-
-def corrupt_text(text: str, rate: float, rng: random.Random) -> str:
-    """Corrupt each identifier-like token of ``text`` with probability ``rate``: commands,
-    options, parameter names, message ids and table/figure/section labels (paper Exp. 2A)."""
-    if rate <= 0:
-        return text
-
-    def repl(match: re.Match[str]) -> str:
-        token = match.group(0)
-        return corrupt_identifier(token, rng) if rng.random() < rate else token
-
-    return _ANCHOR_TOKEN.sub(repl, text)
-
-
-LLM_SUMMARY_TYPES = frozenset({"clause", "section", "paragraph", "table", "figure", "step", "code"})
-
-
-def llm_summaries(rows: list[dict[str, Any]], client: Any) -> int:
-    """Replace the offline summaries of ``rows`` by the LLM's (``element_summary`` task) when
-    ``client`` is a real provider; table rows and captions keep theirs. Returns calls made."""
-    if getattr(client, "provider", "offline") == "offline":
-        return 0
-    register_summary_task()
-    calls = 0
-    for row in rows:
-        if row["element_type"] not in LLM_SUMMARY_TYPES:
-            continue
-        inputs = {"element_type": row["element_type"], "section_path": row["section_path"],
-                  "text": row["raw"], "identifiers": row["identifiers"]}
-        row["summary"] = client.complete_structured(SUMMARY_TASK, inputs, ElementSummary).summary
-        calls += 1
-    return calls

@@ -45,13 +45,13 @@ def train_storage(
     from edaqa_pipeline.llm import client_from_env
     from edaqa_pipeline.retrieval.snapshot import NotIndexedError, indexed_documents
     from edaqa_pipeline.storage.tables import read_partitions, read_table
+    from edaqa_pipeline.training.config import TrainConfig
     from edaqa_pipeline.training.pipeline import (
         card_frame,
         ensure_trained,
         make_training_pairs,
         tuned_vectors,
     )
-    from edaqa_pipeline.training.train import TrainConfig
 
     root = Path(storage).resolve()
     tables = root / "tables"
@@ -90,7 +90,7 @@ def train_storage(
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    from edaqa_pipeline.training.train import TrainConfig
+    from edaqa_pipeline.training.config import TrainConfig
 
     base = TrainConfig.paper() if args.paper else TrainConfig()
     data = base.to_dict()

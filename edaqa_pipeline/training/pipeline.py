@@ -28,16 +28,16 @@ import numpy as np
 import polars as pl
 
 from edaqa_pipeline.retrieval.encoders import DIM, Encoder, base_encoder
-from edaqa_pipeline.training.pairs import build_pairs
-from edaqa_pipeline.training.sampler import sample_negatives
-from edaqa_pipeline.training.train import (
+from edaqa_pipeline.training.config import (
     CARD_FILE,
     TrainConfig,
     read_card,
-    train_encoder,
     training_data_hash,
     version_of,
 )
+from edaqa_pipeline.training.pairs import build_pairs
+from edaqa_pipeline.training.sampler import sample_negatives
+from edaqa_pipeline.training.train import train_encoder
 
 ENCODERS_DIR = "encoders"
 PROBE_TEXTS = 4

@@ -25,238 +25,49 @@ Determinism: ``torch.manual_seed(seed)`` before the adapter is created (LoRA ini
 training (dropout); the pairs used, their split and the batch order per epoch are pure
 functions of the data and the seed. The best epoch's adapter (lowest validation loss) is what
 is saved, with ``save_pretrained``; the returned card records everything needed to audit it.
+
+``config.py`` holds ``TrainConfig``, the pair selection and adapter versioning; ``lora.py`` the
+model and the losses; this module the training loop.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
-from edaqa_pipeline.storage.hashing import content_hash
-from edaqa_pipeline.training.loss import LAMBDA, MARGIN, TAU
+from edaqa_pipeline.training.config import (
+    CARD_FILE,
+    UNIT_GRAD_MODES,
+    TrainConfig,
+    TrainResult,
+    select_pairs,
+    training_data_hash,
+)
+from edaqa_pipeline.training.lora import (
+    batch_loss,
+    encode_bank,
+    evaluate_loss,
+    make_lora_model,
+    trainable_parameters,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-CARD_FILE = "card.json"
-UNIT_GRAD_MODES = ("none", "all")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Training hyper-parameters. Defaults: the paper's size (1,250 pairs, 10 epochs) with the
-    unit side read from the per-epoch bank (``unit_grad='none'``): about 5 minutes on 2 cores."""
-
-    max_pairs: int = 1250  # query-unit pairs used, train + validation (0 = all)
-    epochs: int = 10  # upper bound; early stopping usually ends sooner
-    patience: int = 2  # epochs without validation improvement before stopping
-    min_delta: float = 1e-4
-    batch_size: int = 8
-    lr: float = 1e-4
-    weight_decay: float = 0.01
-    tau: float = TAU
-    lam: float = LAMBDA
-    margin: float = MARGIN
-    lora_r: int = 8
-    lora_alpha: int = 16
-    lora_dropout: float = 0.1
-    target_modules: tuple[str, ...] = ("query", "value")
-    unit_max_tokens: int = 256  # unit summaries are truncated to this (256 = as at inference)
-    unit_grad: str = "none"  # none: query-side gradient, units from the bank | all: every candidate
-    query_max_tokens: int = 64
-    train_fraction: float = 0.85
-    seed: int = 0
-    max_seconds: float = 0.0  # stop after the epoch that would overrun this (0 = no limit)
-
-    @classmethod
-    def paper(cls, **overrides: Any) -> TrainConfig:
-        """The paper's setting, literally: 1,250 pairs (85/15), 10 epochs, full-length summaries,
-        gradient through every candidate (hours on 2 CPU cores; meant for an accelerator)."""
-        return cls(**{"max_pairs": 1250, "epochs": 10, "unit_max_tokens": 256, "unit_grad": "all",
-                      **overrides})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        if "target_modules" in known:
-            known["target_modules"] = tuple(known["target_modules"])
-        return cls(**known)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["target_modules"] = list(self.target_modules)
-        return data
-
-    def digest(self) -> str:
-        """Hash of the settings that change the trained weights (not the time guard)."""
-        data = {k: v for k, v in self.to_dict().items() if k != "max_seconds"}
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
-
-
-@dataclass
-class TrainResult:
-    card: dict[str, Any]
-    adapter_dir: Path
-    reused: bool = False
-    history: list[dict[str, float]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------
 # Data
 
 
-def _order_key(seed: int, text: str) -> str:
-    return hashlib.sha256(f"{seed}:{text}".encode()).hexdigest()
-
-
-def select_pairs(pairs: pl.DataFrame, config: TrainConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The (train, validation) rows used: at most ``max_pairs`` in all, split 85/15 as the
-    ``split`` column says, spread over units (every unit's first query before any second)."""
-    def pick(df: pl.DataFrame, n: int | None) -> pl.DataFrame:
-        if df.is_empty():
-            return df
-        keyed = df.with_columns(
-            pl.col("query_id").map_elements(lambda q: _order_key(config.seed, q), return_dtype=pl.String).alias("_k")
-        ).with_columns(pl.col("_k").rank("ordinal").over("unit_id").alias("_r"))
-        keyed = keyed.sort("_r", "_k")
-        if n is not None:
-            keyed = keyed.head(n)
-        return keyed.drop("_k", "_r").sort("query_id")
-
-    train = pairs.filter(pl.col("split") == "train")
-    val = pairs.filter(pl.col("split") == "val")
-    if config.max_pairs <= 0:
-        return pick(train, None), pick(val, None)
-    n_train = round(config.max_pairs * config.train_fraction)
-    return pick(train, n_train), pick(val, config.max_pairs - n_train)
-
-
-def training_data_hash(pairs: pl.DataFrame, units: pl.DataFrame) -> str:
-    """Hash of the pairs and of the unit texts and types they refer to."""
-    used = set(pairs["unit_id"].to_list()) | set(pairs["negatives"].explode().drop_nulls().to_list())
-    texts = units.filter(pl.col("unit_id").is_in(list(used))).select("unit_id", "summary", "artifact_types")
-    h = hashlib.sha256()
-    h.update(content_hash(pairs).encode())
-    h.update(content_hash(texts).encode())
-    return h.hexdigest()
-
-
-def version_of(data_hash: str, config: TrainConfig, base_path: str = "") -> str:
-    """Folder name of a trained adapter: training-data hash + config digest (+ base model)."""
-    base = hashlib.sha256((base_path or "minilm").encode()).hexdigest()[:6] if base_path else ""
-    return f"{data_hash[:16]}-{config.digest()}" + (f"-{base}" if base else "")
-
-
 # ---------------------------------------------------------------------------------------------
 # Model
-
-
-def make_lora_model(config: TrainConfig, base_path: str = ""):  # type: ignore[no-untyped-def]
-    """A fresh base encoder with a new LoRA adapter (seeded init), in train mode."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from sentence_transformers import SentenceTransformer
-
-    from edaqa_pipeline.settings import default_encoder_path
-
-    torch.manual_seed(config.seed)
-    model = SentenceTransformer(base_path or default_encoder_path(), device="cpu")
-    lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                      target_modules=list(config.target_modules))
-    model[0].model = get_peft_model(model[0].model, lora)
-    return model
-
-
-def trainable_parameters(model) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    total = sum(p.numel() for p in model.parameters())
-    return trainable, total
-
-
-def embed(model, texts: list[str], max_tokens: int):  # type: ignore[no-untyped-def]
-    """Differentiable, L2-normalised sentence embeddings (the model's own pooling)."""
-    import torch.nn.functional as F
-
-    model[0].max_seq_length = max_tokens
-    features = model.preprocess(texts)
-    return F.normalize(model(features)["sentence_embedding"], dim=-1)
-
-
-def encode_bank(model, unit_ids: list[str], summary: dict[str, str], config: TrainConfig, batch: int = 32):  # type: ignore[no-untyped-def]
-    """Eval-mode, no-gradient embeddings of ``unit_ids`` (rows in that order); texts are
-    encoded in length order so that little padding is computed."""
-    import torch
-
-    model.eval()
-    order = sorted(range(len(unit_ids)), key=lambda i: (len(summary[unit_ids[i]]), i))
-    out = torch.zeros(len(unit_ids), model.get_embedding_dimension())
-    with torch.inference_mode():
-        for start in range(0, len(order), batch):
-            rows = order[start:start + batch]
-            out[rows] = embed(model, [summary[unit_ids[i]] for i in rows], config.unit_max_tokens)
-    return out
-
-
-def _batch_loss(model, rows: list[dict[str, Any]], summary: dict[str, str], config: TrainConfig,  # type: ignore[no-untyped-def]
-                bank=None, bank_row: dict[str, int] | None = None):
-    """Loss of one batch. Candidate units come with gradient (``unit_grad='all'``, or when no
-    bank is given) or from ``bank`` (no gradient, refreshed every epoch)."""
-    import torch
-
-    from edaqa_pipeline.training.loss import contrastive_loss
-
-    queries = embed(model, [r["query"] for r in rows], config.query_max_tokens)
-    grad_ids: dict[str, int] = {}
-    if bank is None or config.unit_grad == "all":
-        wanted = [u for r in rows for u in [r["unit_id"], *r["negatives"]]]
-    else:
-        wanted = []
-    for uid in wanted:
-        grad_ids.setdefault(uid, len(grad_ids))
-    live = embed(model, [summary[u] for u in grad_ids], config.unit_max_tokens) if grad_ids else None
-    cand = []
-    for r in rows:
-        vecs = []
-        for uid in [r["unit_id"], *r["negatives"]]:
-            if uid in grad_ids:
-                vecs.append(live[grad_ids[uid]])
-            else:
-                assert bank is not None and bank_row is not None
-                vecs.append(bank[bank_row[uid]])
-        cand.append(torch.stack(vecs))
-    units = torch.stack(cand)  # (B, 1 + N, dim)
-    sims = (queries.unsqueeze(1) * units).sum(-1)  # (B, 1 + N)
-    kappa = torch.tensor([r["kappa"] for r in rows], dtype=sims.dtype)
-    return contrastive_loss(sims, kappa, tau=config.tau, lam=config.lam, margin=config.margin)
-
-
-def evaluate_loss(model, rows: list[dict[str, Any]], summary: dict[str, str], config: TrainConfig,  # type: ignore[no-untyped-def]
-                  bank=None, bank_row: dict[str, int] | None = None) -> float:
-    """Mean loss over ``rows`` in eval mode (no dropout, no gradient). With a bank computed
-    from the current weights this is exact (every candidate encoded by the current model)."""
-    import torch
-
-    if not rows:
-        return float("nan")
-    model.eval()
-    total = 0.0
-    grad_free = TrainConfig.from_dict({**config.to_dict(), "unit_grad": "none"}) if bank is not None else config
-    with torch.inference_mode():
-        for start in range(0, len(rows), config.batch_size):
-            batch = rows[start:start + config.batch_size]
-            loss, _ = _batch_loss(model, batch, summary, grad_free, bank, bank_row)
-            total += float(loss) * len(batch)
-    return total / len(rows)
 
 
 def peak_rss_mb() -> float:
@@ -340,7 +151,7 @@ def train_encoder(
         losses, nces, types = [], [], []
         for start in range(0, len(order), config.batch_size):
             batch = [train_rows[i] for i in order[start:start + config.batch_size]]
-            loss, parts = _batch_loss(model, batch, summary, config, bank, bank_row)
+            loss, parts = batch_loss(model, batch, summary, config, bank, bank_row)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()
@@ -418,6 +229,3 @@ def train_encoder(
     return TrainResult(card=card, adapter_dir=out, history=history)
 
 
-def read_card(adapter_dir: str | Path) -> dict[str, Any] | None:
-    path = Path(adapter_dir) / CARD_FILE
-    return json.loads(path.read_text()) if path.is_file() else None
