@@ -10,7 +10,7 @@ LanceDB ``kg_nodes`` table are added there; later runs rebuild incrementally). T
 outputs (metrics.json, results.jsonl, report.md/html) go to ``--out``; every results.jsonl row
 of a ChipMind method carries ``chipmind`` (iterations, retrieved-set sizes, sub-queries, target
 anchor, K and MIG per step, all chunk ids retrieved at any step, encode / graph milliseconds),
-and every row carries ``scores["system_recall@10"]`` (see ``edaqa_pipeline.chipkg.metrics``).
+and every row carries ``scores["system_recall@10"]`` (see ``edaqa_pipeline.evaluation.system_recall``).
 
 Latency: ``retrieval_ms`` is the whole loop per question (query + clause encoding in one
 encoder call, PPR per step, adaptive K, filter, gap detection); ``graph_ms`` excludes the
@@ -33,14 +33,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from edaqa_pipeline.chipkg.graph import build_from_storage
-from edaqa_pipeline.chipkg.metrics import steps_of, system_recall_at_k
-from edaqa_pipeline.chipkg.retriever import FACTORIES, make_chipmind
 from edaqa_pipeline.evaluation.qa import load_qa
 from edaqa_pipeline.evaluation.runner import build_metrics, run_evaluation, write_outputs
+from edaqa_pipeline.evaluation.system_recall import steps_of, system_recall_at_k
 from edaqa_pipeline.generation.extractive import extractive_answer
+from edaqa_pipeline.graphs.chipkg.graph import build_from_storage
+from edaqa_pipeline.methods.chipmind.retriever import FACTORIES, make_chipmind
 from edaqa_pipeline.model import EvidenceItem
-from edaqa_pipeline.retrieval.retrievers import make_retriever
+from edaqa_pipeline.registry import make_retriever
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="/tmp/chipmind_eval")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--baselines", default="bm25,dense",
-                    help="comma-separated baseline methods of edaqa_pipeline.retrieval.retrievers")
+                    help="comma-separated baseline methods of edaqa_pipeline.methods.baselines")
     ap.add_argument("--no-extra", action="store_true", help="skip the vector-seeds-only row")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch intra-op threads for the encoder (all methods); on a shared "

@@ -28,11 +28,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from edaqa_pipeline.datasheets.chunks import datasheet_chunks  # noqa: E402
-from edaqa_pipeline.datasheets.faithfulness import judge, summary  # noqa: E402
-from edaqa_pipeline.datasheets.kg import KGConfig, build_hardware_kg, kg_problems  # noqa: E402
-from edaqa_pipeline.datasheets.properties import extract_properties  # noqa: E402
-from edaqa_pipeline.datasheets.skeletons import classify  # noqa: E402
+from edaqa_pipeline.extraction.datasheets.chunks import datasheet_chunks  # noqa: E402
+from edaqa_pipeline.extraction.datasheets.properties import extract_properties  # noqa: E402
+from edaqa_pipeline.extraction.datasheets.skeletons import classify  # noqa: E402
+from edaqa_pipeline.graphs.hwkg.faithfulness import judge, summary  # noqa: E402
+from edaqa_pipeline.graphs.hwkg.kg import KGConfig, build_hardware_kg, kg_problems  # noqa: E402
 from edaqa_pipeline.parsing.pdf import parse_pdf  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "datasheets"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from edaqa_pipeline.cli import index_corpus
+from edaqa_pipeline.cli.index import index_corpus
 from edaqa_pipeline.settings import settings_for
 from edaqa_pipeline.storage.tables import read_partitions
 

@@ -46,13 +46,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from edaqa_pipeline.elements import corruption, graph, views
-from edaqa_pipeline.elements import metrics as em
-from edaqa_pipeline.elements.retriever import ElementIndex, TechDocRetriever, Weights
+from edaqa_pipeline.evaluation import corruption
+from edaqa_pipeline.evaluation import element_metrics as em
 from edaqa_pipeline.evaluation import metrics as m
 from edaqa_pipeline.evaluation.qa import QAItem, load_qa
+from edaqa_pipeline.graphs.elements import graph
+from edaqa_pipeline.methods.techdoc.retriever import ElementIndex, TechDocRetriever, Weights
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 from edaqa_pipeline.storage.tables import read_partitions
+from edaqa_pipeline.text import identifiers
 
 LEVELS = (0, 5, 10, 20, 30)
 
@@ -125,7 +127,7 @@ def evaluate(retriever: TechDocRetriever, items: list[QAItem], view: em.ElementG
             "doc_recall@5": m.doc_recall_at_k(evidence, item.gold_docs, 5),
         }
         scores.update(view.scores(evidence, ref_passages=item.ref_passages, gold_docs=item.gold_docs))
-        named = any(views.identifier_kind(i) != "label" for i in views.query_identifiers(item.question))
+        named = any(identifiers.identifier_kind(i) != "label" for i in identifiers.query_identifiers(item.question))
         for key, value in scores.items():
             if value is not None:
                 sums.setdefault(key, []).append(float(value))
@@ -141,9 +143,9 @@ def build(nodes_rows: list[dict[str, Any]], edges: list[dict[str, Any]], encoder
 
 
 def latency(storage: Path, items: list[QAItem], encoder: CachedEncoder, rounds: int) -> int:
-    from edaqa_pipeline.elements import store
-    from edaqa_pipeline.elements.retriever import make_techdoc_retriever
-    from edaqa_pipeline.retrieval.retrievers import make_retriever
+    from edaqa_pipeline.graphs.elements import store
+    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
+    from edaqa_pipeline.registry import make_retriever
 
     snapshot = IndexSnapshot.load(storage)
     nodes, edges, from_assets = store.load_graph(snapshot.storage, snapshot.documents)
@@ -228,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                               if k in ("ref_recall@2048t", "doc_recall@5", "rehr@10_L0", "ecr")),
                   file=sys.stderr, flush=True)
 
-    named = sum(1 for it in items if any(views.identifier_kind(i) != "label" for i in views.query_identifiers(it.question)))
+    named = sum(1 for it in items if any(identifiers.identifier_kind(i) != "label" for i in identifiers.query_identifiers(it.question)))
     print(f"\nTable 10 (techdoc on ORD-QA, {len(items)} questions, {args.seeds} seed(s)):\n")
     print("| Noise/loss | 2A ID corruption: REHR@10 L0 | 2A ref_recall@2048t | 2A doc_recall@5 "
           "| 2B edge dropout: ECR | 2B ref_recall@2048t | 2B doc_recall@5 |")

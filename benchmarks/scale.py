@@ -58,7 +58,7 @@ CODE_FIRST_WORD = re.compile(r"^(\s*)([a-z][a-z0-9]{2,})\b")
 
 
 def _keywords() -> frozenset[str]:
-    from edaqa_pipeline.extraction.patterns import LANGUAGE_WORDS
+    from edaqa_pipeline.text.identifiers import LANGUAGE_WORDS
 
     return frozenset(LANGUAGE_WORDS)
 
@@ -126,9 +126,9 @@ def measure(size: int, workdir: Path, questions: list[str]) -> dict[str, object]
     """Everything for one size, in this (child) process."""
     import numpy as np
 
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
+    from edaqa_pipeline.registry import make_retriever
     from edaqa_pipeline.retrieval import lance_store
-    from edaqa_pipeline.retrieval.retrievers import make_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     corpus = make_corpus(SOURCE, workdir / f"corpus_{size}x", size)

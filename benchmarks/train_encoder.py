@@ -29,7 +29,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def main() -> int:
-    from edaqa_pipeline.training.cli import config_from_args, train_storage
+    from edaqa_pipeline.cli.train import config_from_args, train_storage
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--storage", required=True)

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
 
 from dagster import (
     AssetSelection,
     AutomationConditionSensorDefinition,
     Definitions,
     ExecutorDefinition,
-    InputContext,
     in_process_executor,
     load_assets_from_modules,
     multiprocess_executor,
 )
-from dagster_polars import PolarsParquetIOManager
 
 from edaqa_pipeline.assets import (
     chipkg,
@@ -45,27 +42,10 @@ from edaqa_pipeline.jobs import (
     index_document_job,
     train_encoder_job,
 )
-from edaqa_pipeline.resources import LLMResource, PipelineSettings
+from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
 from edaqa_pipeline.schedules import nightly_refresh
 from edaqa_pipeline.sensors import corpus_sensor
 from edaqa_pipeline.settings import Settings
-
-
-class CorpusParquetIOManager(PolarsParquetIOManager):
-    """Parquet tables; an unpartitioned asset reading a per-document asset always gets
-    ``dict[document key, DataFrame]``: the UPath IO manager returns a bare frame for exactly
-    one partition and ``None`` for none, which fails the cross-document assets' type check."""
-
-    def load_input(self, context: InputContext) -> Any:
-        value = super().load_input(context)
-        if context.has_asset_partitions and not context.has_partition_key:
-            if value is None:
-                return {}
-            if not isinstance(value, dict):
-                (key,) = context.asset_partition_keys
-                return {key: value}
-        return value
-
 
 EXECUTORS = ("in_process", "multiprocess", "celery", "k8s")
 DEFAULT_CELERY_BROKER = "redis://127.0.0.1:6379/0"

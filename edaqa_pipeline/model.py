@@ -157,11 +157,17 @@ def frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.Data
 
 @dataclass(frozen=True)
 class EvidenceItem:
-    """One ranked piece of evidence returned by a retriever.
+    """One ranked piece of evidence, the record every method returns and every answer cites.
 
     ``doc`` is relative to the corpus root; Markdown evidence has a 1-based inclusive line span
     and ``page`` None, PDF evidence has ``page`` and no lines. ``path`` names the retrieval
-    path that found it (for example ``dense``, ``bm25``, ``unit``, ``chunk``).
+    path that found it (``dense``, ``bm25``, ``unit``, ``techdoc:recall``, ...).
+
+    Each id field means one thing: ``chunk_id`` is a row of the ``chunks`` table and is set
+    only when the item is exactly that chunk; ``element_ids`` are rows of ``elements`` (an item
+    assembled from TechDocRAG elements); ``datasheet_chunk_id`` / ``property_ids`` are rows of
+    ``datasheet_chunks`` / ``datasheet_properties``. ``evidence_id`` identifies the item
+    itself (document, span and text), whatever built it.
     """
 
     chunk_id: str
@@ -172,8 +178,16 @@ class EvidenceItem:
     start_line: int | None = None
     end_line: int | None = None
     page: int | None = None
+    element_ids: tuple[str, ...] = ()
+    datasheet_chunk_id: str = ""
+    property_ids: tuple[str, ...] = ()
+
+    @property
+    def evidence_id(self) -> str:
+        return stable_id("ev", self.doc, self.start_line, self.end_line, self.page, self.text)
 
     def citation(self) -> str:
+        """``doc:Lx-Ly`` (Markdown) or ``doc.pdf:pN`` (PDF)."""
         if self.page is not None:
             return f"{self.doc}:p{self.page}"
         if self.start_line == self.end_line:
@@ -181,13 +195,21 @@ class EvidenceItem:
         return f"{self.doc}:L{self.start_line}-L{self.end_line}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
+            "evidence_id": self.evidence_id,
             "doc": self.doc,
             "start_line": self.start_line,
             "end_line": self.end_line,
             "page": self.page,
+            "citation": self.citation(),
             "text": self.text,
             "score": round(float(self.score), 6),
             "path": self.path,
-            "chunk_id": self.chunk_id,
         }
+        for name in ("chunk_id", "datasheet_chunk_id"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        for name in ("element_ids", "property_ids"):
+            if getattr(self, name):
+                out[name] = list(getattr(self, name))
+        return out

@@ -17,8 +17,11 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from dagster import ConfigurableResource
+import polars as pl
+from dagster import ConfigurableResource, InputContext
+from dagster_polars import PolarsParquetIOManager
 from pydantic import Field
 
 from edaqa_pipeline.llm import LLMClient, build_client
@@ -91,3 +94,26 @@ class LLMResource(ConfigurableResource):
             max_retries=self.max_retries,
             max_tokens=self.max_tokens,
         )
+
+
+class CorpusParquetIOManager(PolarsParquetIOManager):
+    """Parquet tables; an unpartitioned asset reading a per-document asset always gets
+    ``dict[document key, DataFrame]``: the UPath IO manager returns a bare frame for exactly
+    one partition and ``None`` for none, which fails the cross-document assets' type check."""
+
+    def previous_output(self, asset: str) -> pl.DataFrame | None:
+        """The last stored output of unpartitioned ``asset`` (None before its first run):
+        how an incremental asset reads what it reuses, through the IO manager rather than
+        behind it."""
+        path = self._base_path / f"{asset}.parquet"
+        return pl.read_parquet(str(path)) if path.exists() else None
+
+    def load_input(self, context: InputContext) -> Any:
+        value = super().load_input(context)
+        if context.has_asset_partitions and not context.has_partition_key:
+            if value is None:
+                return {}
+            if not isinstance(value, dict):
+                (key,) = context.asset_partition_keys
+                return {key: value}
+        return value

@@ -27,7 +27,7 @@ def copy_corpus(dest: Path, names: list[str] | None = None) -> Path:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """(corpus, storage, report) of the whole sample corpus indexed through Dagster."""
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
 
     root = tmp_path_factory.mktemp("sample_index")
     corpus = copy_corpus(root / "corpus")

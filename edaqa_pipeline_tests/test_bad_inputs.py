@@ -119,7 +119,7 @@ class Indexed:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Indexed]:
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
 
     root = tmp_path_factory.mktemp("bad_inputs")
     corpus, storage, outside = root / "corpus", root / "storage", root / "outside"
@@ -351,7 +351,7 @@ def test_resolve_key_refuses_a_key_through_a_symlink(tmp_path: Path) -> None:
 
 
 def test_rerun_retries_only_failed_files_and_indexes_a_fixed_one(indexed: Indexed) -> None:
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
 
     first_failed = set(indexed.failed)
     with pytest.MonkeyPatch.context() as mp:

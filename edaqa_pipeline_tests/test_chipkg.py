@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 import scipy.sparse as sp
 
-from edaqa_pipeline.chipkg.extract import (
+from edaqa_pipeline.evaluation.system_recall import system_recall_at_k
+from edaqa_pipeline.graphs.chipkg.extract import (
     SentenceIRs,
     UnitContext,
     classify_code,
@@ -23,15 +24,14 @@ from edaqa_pipeline.chipkg.extract import (
     rule_irs,
     table_irs,
 )
-from edaqa_pipeline.chipkg.graph import (
+from edaqa_pipeline.graphs.chipkg.graph import (
     KGGraph,
     build_kg,
     kg_problems,
     merge_nodes,
     personalized_pagerank,
 )
-from edaqa_pipeline.chipkg.metrics import system_recall_at_k
-from edaqa_pipeline.chipkg.retriever import (
+from edaqa_pipeline.methods.chipmind.retriever import (
     adaptive_k,
     compatible,
     mig,
@@ -410,8 +410,8 @@ place_pin -pin_name name -layer layer -location {x y}
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.chipkg.graph import build_from_storage
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
+    from edaqa_pipeline.graphs.chipkg.graph import build_from_storage
 
     root = tmp_path_factory.mktemp("chipkg")
     corpus = root / "corpus"
@@ -425,7 +425,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-d
 
 
 def test_build_from_storage_writes_tables_and_vectors(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.chipkg.graph import build_from_storage, read_vectors
+    from edaqa_pipeline.graphs.chipkg.graph import build_from_storage, read_vectors
 
     _, storage, report = tiny
     assert report["problems"] == ["0", "0", "0"]
@@ -438,8 +438,8 @@ def test_build_from_storage_writes_tables_and_vectors(tiny) -> None:  # type: ig
 
 
 def test_chipmind_retrieves_both_parts_of_a_two_hop_question(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.chipkg.metrics import steps_of
-    from edaqa_pipeline.chipkg.retriever import FACTORIES, make_chipmind
+    from edaqa_pipeline.evaluation.system_recall import steps_of
+    from edaqa_pipeline.methods.chipmind.retriever import FACTORIES, make_chipmind
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     _, storage, _ = tiny
@@ -468,7 +468,7 @@ def test_chipmind_retrieves_both_parts_of_a_two_hop_question(tiny) -> None:  # t
 
 
 def test_contextual_clause_vectors_come_from_one_encoder_pass(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.chipkg.retriever import contextual_vectors
+    from edaqa_pipeline.methods.chipmind.retriever import contextual_vectors
     from edaqa_pipeline.retrieval.encoders import base_encoder
 
     enc = base_encoder()
@@ -488,7 +488,7 @@ def test_chip_kg_asset_materialises_with_passing_checks(tiny) -> None:  # type: 
     from dagster import AssetKey, in_process_executor, load_assets_from_modules, materialize
 
     from edaqa_pipeline.assets import chipkg, documents, evaluation, indexes, units
-    from edaqa_pipeline.cli import instance_for
+    from edaqa_pipeline.cli.index import instance_for
     from edaqa_pipeline.definitions import build_definitions
     from edaqa_pipeline.settings import settings_for
 
@@ -510,8 +510,8 @@ def test_chip_kg_asset_materialises_with_passing_checks(tiny) -> None:  # type: 
 
 
 def test_llm_mode_routes_anchor_summary_and_gaps_through_the_llm_layer(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.chipkg.retriever import make_chipmind
     from edaqa_pipeline.llm import OfflineClient
+    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     class FakeModel(OfflineClient):  # a "real" provider that answers with the offline rules

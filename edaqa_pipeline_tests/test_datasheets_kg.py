@@ -22,9 +22,11 @@ import polars as pl
 import pymupdf
 import pytest
 
-from edaqa_pipeline.datasheets.chunks import datasheet_chunks
-from edaqa_pipeline.datasheets.faithfulness import judge, offline_verdict, summary
-from edaqa_pipeline.datasheets.instructions import (
+from edaqa_pipeline.extraction.datasheets.chunks import datasheet_chunks
+from edaqa_pipeline.extraction.datasheets.properties import extract_properties, property_frame
+from edaqa_pipeline.extraction.datasheets.skeletons import classify
+from edaqa_pipeline.graphs.hwkg.faithfulness import judge, offline_verdict, summary
+from edaqa_pipeline.graphs.hwkg.instructions import (
     OPS,
     REFINE_OPS,
     ROUTE_OPS,
@@ -32,7 +34,7 @@ from edaqa_pipeline.datasheets.instructions import (
     Instruction,
     InstructionList,
 )
-from edaqa_pipeline.datasheets.kg import (
+from edaqa_pipeline.graphs.hwkg.kg import (
     KGConfig,
     build_hardware_kg,
     kg_problems,
@@ -40,9 +42,7 @@ from edaqa_pipeline.datasheets.kg import (
     offline_refine,
     route_path,
 )
-from edaqa_pipeline.datasheets.properties import extract_properties, property_frame
-from edaqa_pipeline.datasheets.retrieval import HwkgRetriever, make_hwkg_retriever
-from edaqa_pipeline.datasheets.skeletons import classify
+from edaqa_pipeline.methods.hwkg.retriever import HwkgRetriever, make_hwkg_retriever
 from edaqa_pipeline.parsing.pdf import parse_pdf
 
 DOC = "acme_sensor.pdf"
@@ -411,7 +411,7 @@ def test_offline_refine_emits_one_instruction_per_property():
 
 
 def _write_storage(root: Path, result: Any, chunks: list[dict[str, Any]]) -> Path:
-    from edaqa_pipeline.datasheets.chunks import chunk_frame
+    from edaqa_pipeline.extraction.datasheets.chunks import chunk_frame
 
     tables = root / "tables"
     (tables / "datasheet_chunks").mkdir(parents=True)

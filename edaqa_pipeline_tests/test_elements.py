@@ -13,10 +13,15 @@ from typing import Any
 import polars as pl
 import pytest
 
-from edaqa_pipeline.elements import corruption, graph, metrics, query, summaries, views
-from edaqa_pipeline.elements.provenance import claim_provenance
+from edaqa_pipeline.evaluation import corruption
+from edaqa_pipeline.evaluation import element_metrics as metrics
+from edaqa_pipeline.graphs.elements import graph, summaries
+from edaqa_pipeline.graphs.elements import intent as query
+from edaqa_pipeline.methods.techdoc.provenance import claim_provenance
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.parsing.markdown import parse_markdown
+from edaqa_pipeline.text import identifiers
+from edaqa_pipeline.text import tokens as text_tokens
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
@@ -289,24 +294,24 @@ def test_checks_catch_dangling_edges_missing_provenance_and_branching_steps(plac
 
 
 def test_canonicalisation() -> None:
-    assert views.canonical("`GRT-243`") == "GRT-0243"
-    assert views.canonical("--Max_Length") == "-max_length"
-    assert views.canonical("CORE_UTILIZATION") == "CORE_UTILIZATION"
-    assert views.canonical("./results/Floorplan.def") == "floorplan.def"
-    assert views.canonical("dbBlock::getName") == "dbblock::getname"
-    assert views.canonical_label("Fig.", "3-2") == "figure:3.2"
-    ids = views.extract_identifiers(
+    assert identifiers.canonical("`GRT-243`") == "GRT-0243"
+    assert identifiers.canonical("--Max_Length") == "-max_length"
+    assert identifiers.canonical("CORE_UTILIZATION") == "CORE_UTILIZATION"
+    assert identifiers.canonical("./results/Floorplan.def") == "floorplan.def"
+    assert identifiers.canonical("dbBlock::getName") == "dbblock::getname"
+    assert identifiers.canonical_label("Fig.", "3-2") == "figure:3.2"
+    ids = identifiers.extract_identifiers(
         "Run `global_route -verbose`; see GRT-0243, $::env(CORE_UTILIZATION) and results/route.guide.")
     assert {"global_route", "global_route -verbose", "GRT-0243", "CORE_UTILIZATION", "route.guide"} <= set(ids)
-    code = views.extract_identifiers("place_pin \\\n    -pin_name pin_name\n    -layer layer", code=True)
+    code = identifiers.extract_identifiers("place_pin \\\n    -pin_name pin_name\n    -layer layer", code=True)
     assert "place_pin -layer" in code and "pin_name" not in code  # placeholders are not commands
-    assert "my_design" not in views.extract_identifiers("Use my_design here.")
+    assert "my_design" not in identifiers.extract_identifiers("Use my_design here.")
 
 
 def test_query_identifiers_and_fuzzy_matching() -> None:
-    q = views.query_identifiers("What does -max_length of global_route do? grt-243, see Table 3")
+    q = identifiers.query_identifiers("What does -max_length of global_route do? grt-243, see Table 3")
     assert {"global_route", "-max_length", "global_route -max_length", "GRT-0243", "table:3"} <= set(q)
-    vocab = views.IdentifierVocabulary(["set_routing_alpha", "-max_length", "CORE_UTILIZATION"])
+    vocab = identifiers.IdentifierVocabulary(["set_routing_alpha", "-max_length", "CORE_UTILIZATION"])
     got = vocab.match(["set_rout1ng_alpha", "-max_lenght", "core_utilization", "unrelated_thing"])
     assert got["CORE_UTILIZATION"] == 1.0
     assert 0.8 <= got["set_routing_alpha"] < 1.0 and 0.8 <= got["-max_length"] < 1.0
@@ -314,7 +319,7 @@ def test_query_identifiers_and_fuzzy_matching() -> None:
 
 
 def test_tokens_summary_and_corruption() -> None:
-    assert {"max_length", "max", "length"} <= set(views.tokens("the -max_length option"))
+    assert {"max_length", "max", "length"} <= set(text_tokens.tokens("the -max_length option"))
     summary = summaries.offline_summary("paragraph", ["Placer", "Commands"],
                                     "The `place_cells` command places cells. More text.", ["place_cells"])
     assert summary == "Placer > Commands (paragraph). The place_cells command places cells. Identifiers: place_cells"
@@ -413,14 +418,14 @@ class HashEncoder:
 
         out = np.zeros((len(texts), 384), dtype=np.float32)
         for n, text in enumerate(texts):
-            for token in views.tokens(text):
+            for token in text_tokens.tokens(text):
                 out[n, zlib.crc32(token.encode()) % 384] += 1.0
             out[n] /= max(float(np.linalg.norm(out[n])), 1e-9)
         return out
 
 
 def memory_retriever(blocks_by_doc: dict[str, list[dict[str, Any]]]):  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.elements.retriever import ElementIndex, TechDocRetriever, Weights
+    from edaqa_pipeline.methods.techdoc.retriever import ElementIndex, TechDocRetriever, Weights
 
     rows, edges = graph.build_corpus(blocks_by_doc)
     nodes, edge_df = graph.frames(rows, edges)
@@ -458,8 +463,8 @@ def test_factory_rebuilds_the_graph_when_the_assets_are_missing(tmp_path: Path) 
     from the stored parsed_documents and encodes the summaries itself."""
     from types import SimpleNamespace
 
-    from edaqa_pipeline.elements import store
-    from edaqa_pipeline.elements.retriever import make_techdoc_retriever
+    from edaqa_pipeline.graphs.elements import store
+    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
     from edaqa_pipeline.model import BLOCKS_SCHEMA, frame
 
     folder = tmp_path / "tables" / "parsed_documents"
@@ -484,9 +489,9 @@ def tiny_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     from dagster import DagsterInstance, materialize
 
     from edaqa_pipeline.assets.partitions import DOCUMENTS
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
     from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline.elements.retriever import make_techdoc_retriever
+    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
     from edaqa_pipeline_tests.dagster_fixtures import (
         make_settings,
@@ -577,7 +582,7 @@ def test_retrieval_figure_and_identifier_questions(tiny_index) -> None:
 
 
 def test_retrieval_with_the_lancedb_full_text_index(tiny_index) -> None:
-    from edaqa_pipeline.elements.retriever import make_techdoc_retriever
+    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     corpus, storage, _, _ = tiny_index

@@ -20,7 +20,6 @@ from edaqa_pipeline.extraction.anchors import (
 from edaqa_pipeline.extraction.artifacts import command_name, extract_artifacts
 from edaqa_pipeline.extraction.chunks import approx_tokens, block_chunk_map, build_chunks
 from edaqa_pipeline.extraction.occurrences import build_occurrences, grouping_section
-from edaqa_pipeline.extraction.patterns import file_names, inline_code_spans, split_sentences
 from edaqa_pipeline.extraction.semantic import (
     SemanticSpan,
     SemanticSpans,
@@ -38,6 +37,8 @@ from edaqa_pipeline.model import (
 )
 from edaqa_pipeline.parsing.markdown import parse_markdown
 from edaqa_pipeline.storage.hashing import content_hash, semantic_hash
+from edaqa_pipeline.text.identifiers import file_names, inline_code_spans
+from edaqa_pipeline.text.sentences import split_sentences
 from edaqa_pipeline.validation import structure
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 
-from edaqa_pipeline.cli import index_corpus
+from edaqa_pipeline.cli.index import index_corpus
 from edaqa_pipeline.graphs.functional_units import UNIT_TABLE_NAMES
 from edaqa_pipeline_tests.fixtures_index import copy_corpus
 
@@ -133,7 +133,7 @@ def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
     cursor = tick(None)
     copy_corpus(corpus, [DOCS[2]])
     tick(cursor)
-    from edaqa_pipeline.cli import table_summary
+    from edaqa_pipeline.cli.index import table_summary
 
     live = {k: v["content_hash"] for k, v in table_summary(cfg, sorted(DOCS)).items() if k in COMPARED}
     assert live == _fresh(tmp_path, _files(corpus))

@@ -116,7 +116,7 @@ def test_variants_change_the_bytes_but_not_the_code() -> None:
 
 @pytest.fixture(scope="module")
 def manifests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
-    from edaqa_pipeline.cli import index_corpus
+    from edaqa_pipeline.cli.index import index_corpus
 
     root = tmp_path_factory.mktemp("invariance")
     found: dict[str, dict[str, Any]] = {}

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from edaqa_pipeline.cli import index_corpus
+from edaqa_pipeline.cli.index import index_corpus
 from edaqa_pipeline.generation.extractive import extractive_answer
-from edaqa_pipeline.retrieval import lance_store
-from edaqa_pipeline.retrieval.retrievers import (
+from edaqa_pipeline.methods.baselines import (
     FunctionAwareRetriever,
     fused_score,
     make_retriever,
     rrf,
     top_rows,
 )
+from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NotIndexedError
 
 # The chunk/unit methods of the primary paper (the other papers' methods need their own

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import polars as pl
 
-from edaqa_pipeline.retrieval.retrievers import METHODS, OPTIONAL_TABLES, available_methods
+from edaqa_pipeline.methods.baselines import METHODS, OPTIONAL_TABLES, available_methods
 
 CORE = ["bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid"]
 

@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 import torch
 
-from edaqa_pipeline.extraction.patterns import split_sentences
 from edaqa_pipeline.storage.tables import read_table
+from edaqa_pipeline.text.sentences import split_sentences
 from edaqa_pipeline.training.loss import contrastive_loss, coverage, info_nce, type_margin
 from edaqa_pipeline.training.pair_schema import TASK
 from edaqa_pipeline.training.pairs import build_pairs, split_problems
@@ -224,14 +224,14 @@ def _materialize_training(storage: Path, documents: list[str]):  # type: ignore[
 def test_tiny_training_run_loss_decreases_and_adapter_reloads(sample_index, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import shutil
 
+    from edaqa_pipeline.cli.train import train_storage
+    from edaqa_pipeline.registry import make_retriever
     from edaqa_pipeline.retrieval.adapters import load_with_adapter
-    from edaqa_pipeline.retrieval.retrievers import make_retriever
     from edaqa_pipeline.retrieval.snapshot import (
         IndexSnapshot,
         NoTrainedEncoderError,
         indexed_documents,
     )
-    from edaqa_pipeline.training.cli import train_storage
     from edaqa_pipeline.training.config import TrainConfig
     from edaqa_pipeline.training.pipeline import reload_problems
 

@@ -27,7 +27,7 @@ from dagster import (
 
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.chipkg.graph import (
+from edaqa_pipeline.graphs.chipkg.graph import (
     NODES_TABLE,
     TRIPLES_TABLE,
     build_kg,

@@ -30,22 +30,22 @@ from pydantic import Field
 
 from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.checks import problems_result, table_preview
-from edaqa_pipeline.datasheets.chunks import DATASHEET_CHUNKS_SCHEMA, chunk_frame
-from edaqa_pipeline.datasheets.chunks import datasheet_chunks as build_datasheet_chunks
-from edaqa_pipeline.datasheets.faithfulness import judge, summary
-from edaqa_pipeline.datasheets.kg import (
+from edaqa_pipeline.extraction.datasheets.chunks import DATASHEET_CHUNKS_SCHEMA, chunk_frame
+from edaqa_pipeline.extraction.datasheets.chunks import datasheet_chunks as build_datasheet_chunks
+from edaqa_pipeline.extraction.datasheets.properties import (
+    DATASHEET_PROPERTIES_SCHEMA,
+    extract_properties,
+    property_frame,
+)
+from edaqa_pipeline.extraction.datasheets.skeletons import CATEGORIES, classify
+from edaqa_pipeline.graphs.hwkg.faithfulness import judge, summary
+from edaqa_pipeline.graphs.hwkg.kg import (
     HARDWARE_KGS_SCHEMA,
     INSTRUCTIONS_SCHEMA,
     KGConfig,
     build_hardware_kg,
     kg_problems,
 )
-from edaqa_pipeline.datasheets.properties import (
-    DATASHEET_PROPERTIES_SCHEMA,
-    extract_properties,
-    property_frame,
-)
-from edaqa_pipeline.datasheets.skeletons import CATEGORIES, classify
 from edaqa_pipeline.resources import LLMResource
 
 GROUP = "hardware_kg"

@@ -2,7 +2,7 @@
 
 * ``elements`` (per document): the document's element nodes with their three views and their
   in-document edges (``out_edges``), from ``parsed_documents``
-  (``edaqa_pipeline.elements.graph.build_document``); summaries come from the LLM layer when a
+  (``edaqa_pipeline.graphs.elements.graph.build_document``); summaries come from the LLM layer when a
   provider is configured, else from the offline rule.
 * ``element_graph`` (cross-document): every edge of the corpus (in-document edges plus links
   between manuals, cross-document ``same_identifier``, ``version_of`` / ``supersedes`` when two
@@ -34,7 +34,7 @@ from dagster import (
 from edaqa_pipeline.assets.partitions import documents_partitions
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.elements import graph, store, summaries
+from edaqa_pipeline.graphs.elements import graph, store, summaries
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import base_encoder

@@ -50,7 +50,7 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
     from edaqa_pipeline.evaluation.report import plot_method_bars, render_markdown
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
     from edaqa_pipeline.generation.extractive import extractive_answer
-    from edaqa_pipeline.retrieval.retrievers import available_methods, make_retriever
+    from edaqa_pipeline.registry import available_methods, make_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     cfg = settings.settings()

@@ -197,10 +197,11 @@ def tuned_embeddings(
     chunks: dict[str, pl.DataFrame],
     settings: PipelineSettings,
 ) -> Iterator:
-    import numpy as np
 
     from edaqa_pipeline.assets.indexes import vector_problems
     from edaqa_pipeline.assets.units import concat
+    from edaqa_pipeline.retrieval.embedder import vectors_of
+    from edaqa_pipeline.retrieval.encoders import base_encoder
     from edaqa_pipeline.training.pipeline import tuned_vectors
 
     cfg = settings.settings()
@@ -218,6 +219,7 @@ def tuned_embeddings(
         problems.append(f"{n_units} unit vectors for {unit_hyperedges.height} units")
     if n_chunks != all_chunks.height:
         problems.append(f"{n_chunks} chunk vectors for {all_chunks.height} chunks")
-    vectors = np.asarray(frame["vector"].to_list(), dtype=np.float32) if frame.height else np.zeros((0, 384), np.float32)
-    problems += vector_problems(vectors)
+    dim = base_encoder(cfg.encoder_path).dim
+    vectors = vectors_of(frame).reshape(-1, dim)
+    problems += vector_problems(vectors, dim)
     yield problems_result("tuned_embeddings", "every_chunk_and_unit_has_a_tuned_vector", problems)

@@ -20,15 +20,16 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from tqdm import tqdm
 
-from edaqa_pipeline.chipkg.metrics import steps_of, system_recall_at_k
 from edaqa_pipeline.evaluation import metrics as m
 from edaqa_pipeline.evaluation.atomic import Embed, Judge, atomic_rouge
 from edaqa_pipeline.evaluation.qa import QAItem
+from edaqa_pipeline.evaluation.system_recall import system_recall_at_k
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.record import Retriever
 
 Answerer = Callable[[str, list[EvidenceItem]], str]
 
@@ -36,13 +37,6 @@ BUDGET_TOKENS = m.DEFAULT_BUDGET_TOKENS
 BUDGET_SUFFIX = f"@{BUDGET_TOKENS}t"
 LATENCY_KEYS: tuple[str, ...] = ("latency_ms_p50", "latency_ms_p95")
 ROUND = 6
-
-
-@runtime_checkable
-class Retriever(Protocol):
-    name: str
-
-    def retrieve(self, query: str, k: int) -> list[EvidenceItem]: ...
 
 
 def _r(x: float) -> float:
@@ -139,12 +133,11 @@ def run_evaluation(
             bar.set_postfix_str(method)
             for item in items:
                 t0 = time.perf_counter()
-                evidence = list(retriever.retrieve(item.question, k))
+                result = retriever.retrieve(item.question, k)
                 elapsed_ms = (time.perf_counter() - t0) * 1000.0
-                # Multi-step retrievers (ChipMind) expose the last call's steps and trace.
-                steps = steps_of(retriever, evidence)
-                trace = getattr(retriever, "last_trace", None)
-                evidence = evidence[:k]
+                steps = result.all_steps()  # multi-step methods (ChipMind): every step
+                trace = result.trace or None
+                evidence = list(result.items)[:k]
                 packed = m.pack_to_budget(evidence, BUDGET_TOKENS)
                 generated = answer(item.question, packed)
                 scores = question_scores(item, evidence, packed, generated, embed=embed, judge=judge)

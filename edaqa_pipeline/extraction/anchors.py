@@ -13,41 +13,14 @@ from collections import Counter
 from typing import Any
 
 from edaqa_pipeline.extraction.artifacts import command_name
-from edaqa_pipeline.extraction.patterns import (
+from edaqa_pipeline.text.identifiers import (
     COMMAND,
-    FILE_NAME,
     LANGUAGE_WORDS,
-    PLACEHOLDER_STEMS,
+    is_placeholder,
+    normalise_anchor,
 )
 
 _TCL_LEADING = re.compile(r"^\s*(?:#.*|\$?\w+\s*=.*|)$")
-
-
-def normalise_anchor(raw: str) -> str:
-    """Canonical form: strip quotes/backticks/brackets and ``()``, lower-case, files by basename.
-
-    >>> normalise_anchor("`Define_PDN_Grid()`")
-    'define_pdn_grid'
-    >>> normalise_anchor("./results/Floorplan.DEF")
-    'floorplan.def'
-    """
-    text = raw.strip().strip("`'\"[]{}").strip()
-    text = re.sub(r"\(\s*\)$", "", text)
-    text = text.split()[0].lower() if text.split() else ""
-    base = text.rsplit("/", 1)[-1]
-    if FILE_NAME.fullmatch(base):
-        text = base
-    return text
-
-
-def is_placeholder(anchor: str) -> bool:
-    """Generic example names that must never link documents."""
-    if not anchor or anchor.startswith("<") or anchor.endswith(">") or "..." in anchor:
-        return True
-    if "$" in anchor or "*" in anchor or "{" in anchor:
-        return True
-    stem = anchor.rsplit(".", 1)[0] if "." in anchor else anchor
-    return stem in PLACEHOLDER_STEMS or anchor in PLACEHOLDER_STEMS
 
 
 def is_language_word(anchor: str) -> bool:
@@ -71,7 +44,7 @@ def _code_command(code: str) -> str | None:
         word = line.strip().split()[0].rstrip(";")
         if word in LANGUAGE_WORDS or word.startswith(("$", "#", "-", "[", "<")):
             continue
-        if COMMAND.match(word) or (word.isidentifier() and word.islower() and len(word) > 2):
+        if COMMAND.fullmatch(word) or (word.isidentifier() and word.islower() and len(word) > 2):
             return word
         return None
     return None
@@ -93,7 +66,7 @@ def choose_anchor(artifacts: list[dict[str, Any]], section_path: list[str]) -> t
                 return normalise_anchor(cmd), "command", "code.first_command"
     if section_path:
         for word in re.findall(r"[A-Za-z_][\w]*", section_path[-1]):
-            if COMMAND.match(word):
+            if COMMAND.fullmatch(word):
                 return normalise_anchor(word), "command", "heading.command"
     counts: Counter[str] = Counter()
     order: dict[str, int] = {}

@@ -15,15 +15,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from edaqa_pipeline.extraction.patterns import (
-    COMMAND,
-    LANGUAGE_WORDS,
-    file_names,
-    inline_code_spans,
-    split_sentences,
-)
 from edaqa_pipeline.extraction.semantic import SemanticSpans, offline_semantic_spans
 from edaqa_pipeline.model import normalise_ws, stable_id
+from edaqa_pipeline.text.identifiers import COMMAND, LANGUAGE_WORDS, file_names, inline_code_spans
+from edaqa_pipeline.text.sentences import split_sentences
 
 PROSE_KINDS = frozenset({"paragraph", "list", "blockquote", "admonition", "html"})
 WARNING_LABELS = frozenset({"warning", "caution", "important", "attention", "danger", "error"})
@@ -54,7 +49,7 @@ def command_name(span: str) -> str | None:
     """The command an inline code span names (its first word), if it looks like one."""
     first = span.split()[0] if span.split() else ""
     first = first.rstrip("();,")
-    if COMMAND.match(first) and first not in LANGUAGE_WORDS:
+    if COMMAND.fullmatch(first) and first not in LANGUAGE_WORDS:
         return first
     return None
 

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from edaqa_pipeline.extraction.patterns import DIAGNOSTIC_PREFIX, MESSAGE_ID
+from edaqa_pipeline.text.identifiers import DIAGNOSTIC_PREFIX, MESSAGE_ID
 
 SpanType = Literal["procedure", "constraint", "diagnostic"]
 

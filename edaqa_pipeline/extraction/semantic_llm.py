@@ -78,7 +78,7 @@ class LLMSemanticExtractor:
 def prompt_pairs(blocks: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The (system, user) prompts a full LLM build would send for these blocks (estimates)."""
     from edaqa_pipeline.extraction.artifacts import PROSE_KINDS
-    from edaqa_pipeline.extraction.patterns import split_sentences
+    from edaqa_pipeline.text.sentences import split_sentences
 
     pairs = []
     for block in blocks:

@@ -34,8 +34,10 @@ def _cached(base_path: str, adapter_dir: str):  # type: ignore[no-untyped-def]
     from peft import PeftModel
     from sentence_transformers import SentenceTransformer
 
+    from edaqa_pipeline.retrieval.encoders import quiet_model_loading
     from edaqa_pipeline.settings import default_encoder_path
 
+    quiet_model_loading()
     model = SentenceTransformer(base_path or default_encoder_path(), device="cpu")
     model[0].model = PeftModel.from_pretrained(model[0].model, adapter_dir, is_trainable=False)
     model.eval()

@@ -11,26 +11,43 @@ reports ``function_encoder.is_base = True`` so nobody mistakes it for a trained 
 
 Determinism: with dynamic padding a vector depends slightly (1e-7) on the other texts of its
 batch (the padded length changes the matrix shapes). ``encode(..., fixed_shape=True)`` pads
-every text to the model's maximum length instead, which makes each vector bit-identical
-whatever batch it is in (checked: batches of 1, 7 and 16 give the same bytes) at about 4x the
-speed of encoding one by one. The cross-document unit index uses it, so re-embedding only the
-changed units gives the same bytes as a full rebuild.
+every text to its own length rounded up to 32 tokens and batches it only with texts of that
+padded length, which makes each vector bit-identical whatever else is encoded in the same call
+(a test checks it), at close to the speed of dynamic padding. Every stored vector table uses
+it (``retrieval.embedder``), so re-embedding only what changed gives the same bytes as a full
+rebuild.
+
+Width and identity: an encoder's vector width is read from the model (``Encoder.dim``), never
+assumed, and ``Encoder.encoder_id`` is derived from the model's files (config and weights
+size/head bytes, plus the adapter's weights), so vectors of two different models never share a
+cache key and an index refuses queries from a model it was not built with.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-DIM = 384
 _LOCK = threading.Lock()
+
+
+def quiet_model_loading() -> None:
+    """No per-load progress bars from transformers ("Loading weights ...") in our output."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
 
 
 @lru_cache(maxsize=4)
@@ -39,6 +56,7 @@ def _load(path: str):  # type: ignore[no-untyped-def]
 
     from edaqa_pipeline.settings import default_encoder_path
 
+    quiet_model_loading()
     return SentenceTransformer(path or default_encoder_path(), device="cpu")
 
 
@@ -54,6 +72,16 @@ class Encoder:
     def is_base(self) -> bool:
         return not self.adapter
 
+    @property
+    def dim(self) -> int:
+        """The vector width, read from the model."""
+        return _dimension(self.path, self.adapter)
+
+    @property
+    def encoder_id(self) -> str:
+        """Content-derived id of the model (and adapter): see the module docstring."""
+        return model_id(self.path, self.adapter)
+
     def model(self):  # type: ignore[no-untyped-def]
         if self.adapter:
             from edaqa_pipeline.retrieval.adapters import load_with_adapter
@@ -64,7 +92,7 @@ class Encoder:
     def encode(self, texts: list[str], *, fixed_shape: bool = False, batch_size: int = 32) -> np.ndarray:
         """L2-normalised float32 vectors, shape (len(texts), dim)."""
         if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model()
         with _LOCK:
             if fixed_shape:
@@ -75,21 +103,71 @@ class Encoder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+PAD_BUCKET = 32  # padded lengths are multiples of this many tokens
+
+
 def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Every text padded to ``max_seq_length``: each row's result is independent of its batch."""
+    """Each text padded to its own length rounded up to ``PAD_BUCKET`` tokens, and batched
+    only with texts of the same padded length: a row's result depends on its text alone (not
+    on the other texts of the call), at close to the speed of dynamic padding."""
     import torch
 
-    length = model.max_seq_length
-    out = []
-    for start in range(0, len(texts), batch_size):
-        batch = texts[start : start + batch_size]
-        features = model.tokenizer(batch, padding="max_length", truncation=True, max_length=length,
-                                   return_tensors="pt")
-        with torch.inference_mode():
-            vectors = model(dict(features))["sentence_embedding"]
-            vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
-        out.append(vectors.cpu().numpy().astype(np.float32))
-    return np.concatenate(out)
+    limit = model.max_seq_length
+    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=limit)["input_ids"]]
+    padded = [min(limit, -(-n // PAD_BUCKET) * PAD_BUCKET) for n in lengths]
+    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
+    for length in sorted(set(padded)):
+        rows = [i for i, p in enumerate(padded) if p == length]
+        for start in range(0, len(rows), batch_size):
+            batch = rows[start : start + batch_size]
+            features = model.tokenizer([texts[i] for i in batch], padding="max_length",
+                                       truncation=True, max_length=length, return_tensors="pt")
+            with torch.inference_mode():
+                vectors = model(dict(features))["sentence_embedding"]
+                vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+            out[batch] = vectors.cpu().numpy().astype(np.float32)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _dimension(path: str, adapter: str) -> int:
+    model = Encoder(path=path, adapter=adapter).model()
+    return int(model.get_embedding_dimension())
+
+
+def _files_digest(folder: Path, names: tuple[str, ...], weights: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for name in names:
+        f = folder / name
+        if f.is_file():
+            h.update(name.encode() + b"\x1f" + f.read_bytes() + b"\x1e")
+    for name in weights:
+        f = folder / name
+        if f.is_file():
+            with f.open("rb") as fh:
+                head = fh.read(1 << 20)
+            h.update(f"{name}:{f.stat().st_size}".encode() + head)
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=8)
+def model_id(path: str = "", adapter: str = "") -> str:
+    """``<model folder name>-<digest>`` (``+<adapter digest>``); see the module docstring."""
+    from edaqa_pipeline.settings import default_encoder_path
+
+    folder = Path(path or default_encoder_path())
+    digest = _files_digest(folder, ("config.json", "sentence_bert_config.json", "modules.json",
+                                    "1_Pooling/config.json"), ("model.safetensors", "pytorch_model.bin"))
+    out = f"{folder.name}-{digest}"
+    if adapter:
+        out += "+" + _files_digest(Path(adapter), ("adapter_config.json",),
+                                   ("adapter_model.safetensors", "adapter_model.bin"))
+    return out
+
+
+def configured_encoder() -> Encoder:
+    """The base encoder the environment names (``EDAQA_ENCODER``; '' = packaged MiniLM)."""
+    return base_encoder(os.environ.get("EDAQA_ENCODER", "").strip())
 
 
 def base_encoder(path: str = "") -> Encoder:

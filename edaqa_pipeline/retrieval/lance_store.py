@@ -1,6 +1,7 @@
-"""LanceDB tables: the store of record for vectors and the full-text index.
+"""LanceDB tables: the store of record for vectors.
 
-One table per view (``chunks``, ``units``); embedded by default (a local folder), and any
+One table per view (``chunks``, ``units``, ``elements``, ``kg_nodes``); the vector width is
+that of the rows written (the encoder's, ``Encoder.dim``), never a constant. Embedded by default (a local folder), and any
 LanceDB URI (``s3://bucket/path``) works unchanged. Writes are idempotent: rows are upserted
 with ``merge_insert`` keyed on the id, and rows that a partition no longer produces are
 deleted, so re-running a partition never duplicates rows.
@@ -13,8 +14,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from edaqa_pipeline.retrieval.encoders import DIM
-
 CHUNK_TABLE = "chunks"
 UNIT_TABLE = "units"
 
@@ -25,15 +24,24 @@ def connect(uri: str):  # type: ignore[no-untyped-def]
     return lancedb.connect(uri)
 
 
-def _schema(id_column: str, extra: dict[str, pa.DataType]) -> pa.Schema:
-    fields = [pa.field(id_column, pa.string()), pa.field("document", pa.string())]
+def table_schema(id_column: str, extra: dict[str, pa.DataType], dim: int,
+                 document: bool = True) -> pa.Schema:
+    """``id_column``, ``document`` (when ``document``), the ``extra`` columns and a
+    ``vector`` of width ``dim``."""
+    fields = [pa.field(id_column, pa.string())]
+    if document:
+        fields.append(pa.field("document", pa.string()))
     fields += [pa.field(name, dtype) for name, dtype in extra.items()]
-    fields.append(pa.field("vector", pa.list_(pa.float32(), DIM)))
+    fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
     return pa.schema(fields)
 
 
-CHUNK_SCHEMA = _schema("chunk_id", {"text": pa.string()})
-UNIT_SCHEMA = _schema("unit_id", {"summary": pa.string(), "content_hash": pa.string()})
+def chunk_schema(dim: int) -> pa.Schema:
+    return table_schema("chunk_id", {"text": pa.string()}, dim)
+
+
+def unit_schema(dim: int) -> pa.Schema:
+    return table_schema("unit_id", {"summary": pa.string(), "content_hash": pa.string()}, dim)
 
 
 def _table(db, name: str, schema: pa.Schema):  # type: ignore[no-untyped-def]
@@ -47,8 +55,9 @@ def to_arrow(rows: list[dict[str, Any]], vectors: np.ndarray, schema: pa.Schema)
     columns: dict[str, Any] = {}
     for field in schema:
         if field.name == "vector":
+            width = field.type.list_size
             flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
-            columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, DIM)
+            columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, width)
         else:
             columns[field.name] = pa.array([r[field.name] for r in rows], type=field.type)
     return pa.table(columns, schema=schema)
@@ -105,15 +114,6 @@ def replace_rows(uri: str, name: str, schema: pa.Schema, id_column: str, data: p
         table.merge_insert(id_column).when_matched_update_all().when_not_matched_insert_all().execute(data)
 
 
-def ensure_fts(uri: str, name: str, column: str) -> None:
-    """(Re)build the full-text index on ``column`` of table ``name``."""
-    from lancedb.index import FTS
-
-    table = connect(uri).open_table(name)
-    if table.count_rows():
-        table.create_index(column, config=FTS(), replace=True)
-
-
 def read_table(uri: str, name: str) -> pa.Table | None:
     db = connect(uri)
     listed = db.list_tables()
@@ -134,11 +134,11 @@ def ensure_vector_index(uri: str, name: str, min_rows: int = ANN_MIN_ROWS, *,
     """Give table ``name`` an IVF_PQ ANN index on ``column`` once it holds ``min_rows`` rows.
 
     Below the threshold nothing happens and searches stay exact (flat). At or above it: with no
-    vector index yet, one is trained (``num_partitions`` ~ sqrt(rows), ``DIM // 8`` PQ
+    vector index yet, one is trained (``num_partitions`` ~ sqrt(rows), width / 8 PQ
     sub-vectors); with one already there, rows added since are folded in by ``optimize()``
     once they exceed ``max_unindexed_fraction`` of the table (until then LanceDB searches
     them flat alongside the index, so results stay complete). Returns whether the table has a
-    vector index afterwards. Called by the ``chunk_index`` asset (after ``ensure_fts``) and by
+    vector index afterwards. Called by the ``chunk_index`` asset and by
     ``unit_embeddings`` (metadata ``ann_index``); benchmarks/scale.py measures both sides.
     The in-process retrievers search the snapshot's vectors exactly (one matrix product, about
     a millisecond at 16x openroad-2024); the index serves clients that query LanceDB itself.
@@ -156,6 +156,7 @@ def ensure_vector_index(uri: str, name: str, min_rows: int = ANN_MIN_ROWS, *,
             table.optimize()
         return True
     partitions = max(1, min(int(rows**0.5), rows // 256 or 1))
+    width = table.schema.field(column).type.list_size
     table.create_index(column, config=IvfPq(distance_type=metric, num_partitions=partitions,
-                                            num_sub_vectors=DIM // 8))
+                                            num_sub_vectors=max(1, width // 8)))
     return True

@@ -11,6 +11,7 @@ encoder spaces; for corpora past ~1M chunks, switch dense search to a LanceDB AN
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -19,13 +20,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval import lance_store
-from edaqa_pipeline.retrieval.encoders import DIM, Encoder, base_encoder, function_encoder
+from edaqa_pipeline.retrieval.encoders import Encoder, configured_encoder, function_encoder
+from edaqa_pipeline.retrieval.lexical import LexicalIndex
+from edaqa_pipeline.retrieval.topk import top_k
 from edaqa_pipeline.storage.tables import read_partitions, read_table
 
 
 class NotIndexedError(RuntimeError):
     """The storage root has no index (run ``edaqa index`` first)."""
+
+
+class EncoderMismatchError(RuntimeError):
+    """The configured encoder is not the one the index was built with."""
 
 
 class NoTrainedEncoderError(RuntimeError):
@@ -61,7 +69,7 @@ def load_tuned_space(snapshot: IndexSnapshot) -> TunedSpace:
     if not (adapter_dir / "adapter_config.json").is_file():
         raise NoTrainedEncoderError(f"adapter folder {adapter_dir} is missing; " + hint)
     version = row["version"]
-    encoder = function_encoder(adapter=str(adapter_dir))
+    encoder = function_encoder(snapshot.base.path, adapter=str(adapter_dir))
     encoder.model()  # load the adapter now: the first query should not pay for it
     tuned = read_table(tables, TUNED_EMBEDDINGS_TABLE)
     known: dict[tuple[str, str], Any] = {}
@@ -72,7 +80,7 @@ def load_tuned_space(snapshot: IndexSnapshot) -> TunedSpace:
 
     def vectors(kind: str, ids: list[str], texts: list[str]) -> np.ndarray:
         nonlocal encoded
-        out = np.zeros((len(ids), DIM), dtype=np.float32)
+        out = np.zeros((len(ids), snapshot.dim), dtype=np.float32)
         missing = [i for i, item in enumerate(ids) if (kind, item) not in known]
         for i, item in enumerate(ids):
             if (kind, item) in known:
@@ -104,6 +112,9 @@ def indexed_documents(storage: Path) -> list[str]:
 
 @dataclass
 class IndexSnapshot:
+    """Chunks, units and their vectors as the index holds them, plus the encoder that made
+    them (``base``, from ``EDAQA_ENCODER``; a different model than the index's is refused)."""
+
     storage: Path
     documents: list[str]
     chunks: pl.DataFrame
@@ -112,12 +123,16 @@ class IndexSnapshot:
     unit_vectors: np.ndarray
     unit_chunk_rows: list[list[int]]  # unit row -> chunk row indexes (chunks(e), in order)
     lancedb_uri: str
+    base: Encoder
     adapter: str = ""
     _chunk_row: dict[str, int] = field(default_factory=dict)
     tuned: TunedSpace | None = None  # loaded on first use of tuned_view()
 
     @classmethod
-    def load(cls, storage: Path, lancedb_uri: str | None = None, adapter: str = "") -> IndexSnapshot:
+    def load(cls, storage: Path, lancedb_uri: str | None = None, adapter: str = "",
+             encoder: Encoder | None = None) -> IndexSnapshot:
+        """The index under ``storage``; ``encoder`` defaults to the configured one
+        (``EDAQA_ENCODER``), ``lancedb_uri`` to ``EDAQA_LANCEDB_URI`` or ``STORAGE/lancedb``."""
         storage = Path(storage).resolve()
         tables = storage / "tables"
         documents = indexed_documents(storage)
@@ -125,42 +140,42 @@ class IndexSnapshot:
         vectors = read_partitions(tables, "chunk_embeddings", documents)
         if chunks is None or vectors is None:
             raise NotIndexedError(f"{storage} holds no chunks")
+        encoder = encoder or configured_encoder()
+        built_with = sorted(set(vectors["encoder_id"].to_list())) if "encoder_id" in vectors.columns else []
+        if built_with and built_with != [encoder.encoder_id]:
+            raise EncoderMismatchError(
+                f"{storage} was indexed with encoder {', '.join(built_with)}, but the configured "
+                f"encoder is {encoder.encoder_id} (EDAQA_ENCODER={encoder.path or 'packaged MiniLM'}): "
+                "set EDAQA_ENCODER to the model the index was built with, or re-index")
         vec_by_id = dict(zip(vectors["chunk_id"].to_list(), vectors["vector"].to_list(), strict=True))
-        chunk_vectors = np.asarray([vec_by_id[c] for c in chunks["chunk_id"]], dtype=np.float32)
+        dim = encoder.dim
+        chunk_vectors = np.asarray([vec_by_id[c] for c in chunks["chunk_id"]], dtype=np.float32).reshape(-1, dim)
         units = read_table(tables, "unit_hyperedges")
         unit_vecs = read_table(tables, "unit_embeddings")
         if units is None or unit_vecs is None:
             units = pl.DataFrame(schema={"unit_id": pl.String(), "chunk_ids": pl.List(pl.String())})
-            unit_vectors = np.zeros((0, DIM), np.float32)
+            unit_vectors = np.zeros((0, dim), np.float32)
         else:
             uv = dict(zip(unit_vecs["unit_id"].to_list(), unit_vecs["vector"].to_list(), strict=True))
-            unit_vectors = np.asarray([uv[u] for u in units["unit_id"]], dtype=np.float32).reshape(-1, DIM)
+            unit_vectors = np.asarray([uv[u] for u in units["unit_id"]], dtype=np.float32).reshape(-1, dim)
         row_of = {c: i for i, c in enumerate(chunks["chunk_id"].to_list())}
         unit_chunk_rows = [[row_of[c] for c in ids if c in row_of] for ids in units["chunk_ids"].to_list()]
-        return cls(
-            storage=storage,
-            documents=documents,
-            chunks=chunks,
-            chunk_vectors=chunk_vectors,
-            units=units,
-            unit_vectors=unit_vectors,
-            unit_chunk_rows=unit_chunk_rows,
-            lancedb_uri=lancedb_uri or str(storage / "lancedb"),
-            adapter=adapter,
-            _chunk_row=row_of,
-        )
+        uri = lancedb_uri or os.environ.get("EDAQA_LANCEDB_URI", "").strip() or str(storage / "lancedb")
+        return cls(storage=storage, documents=documents, chunks=chunks, chunk_vectors=chunk_vectors,
+                   units=units, unit_vectors=unit_vectors, unit_chunk_rows=unit_chunk_rows,
+                   lancedb_uri=uri, base=encoder, adapter=adapter, _chunk_row=row_of)
+
+    @property
+    def dim(self) -> int:
+        return int(self.chunk_vectors.shape[1]) if self.chunk_vectors.ndim == 2 else self.base.dim
 
     @cached_property
     def chunk_records(self) -> list[dict[str, Any]]:
         return self.chunks.select("chunk_id", "document", "text", "start_line", "end_line", "page").to_dicts()
 
     @cached_property
-    def base(self) -> Encoder:
-        return base_encoder()
-
-    @cached_property
     def function(self) -> Encoder:
-        return function_encoder(adapter=self.adapter)
+        return function_encoder(self.base.path, adapter=self.adapter)
 
     @cached_property
     def function_chunk_vectors(self) -> np.ndarray:
@@ -170,11 +185,33 @@ class IndexSnapshot:
         return self.function.encode(self.chunks["embed_text"].to_list())
 
     @cached_property
+    def lexical(self) -> LexicalIndex:
+        """BM25 over the chunks' ``embed_text`` (section path + text), shared by every method."""
+        return LexicalIndex(self.chunks["embed_text"].to_list())
+
+    @cached_property
     def lance_chunks(self):  # type: ignore[no-untyped-def]
         return lance_store.connect(self.lancedb_uri).open_table(lance_store.CHUNK_TABLE)
 
     def chunk_row(self, chunk_id: str) -> int:
         return self._chunk_row[chunk_id]
+
+    def chunk_item(self, row: int, score: float, path: str) -> EvidenceItem:
+        """Chunk ``row`` as an evidence item."""
+        rec = self.chunk_records[row]
+        return EvidenceItem(chunk_id=rec["chunk_id"], doc=rec["document"], text=rec["text"],
+                            score=float(score), path=path, start_line=rec["start_line"],
+                            end_line=rec["end_line"], page=rec["page"])
+
+    def dense_chunks(self, query: str, k: int, encoder: Encoder | None = None) -> list[tuple[int, float]]:
+        """(chunk row, cosine) of the ``k`` nearest chunks to ``query`` in the base space."""
+        q = (encoder or self.base).encode([query])[0]
+        scores = self.chunk_vectors @ q
+        return [(r, float(scores[r])) for r in top_k(scores, k)]
+
+    def lexical_chunks(self, query: str, k: int) -> list[tuple[int, float]]:
+        """(chunk row, BM25) of the ``k`` best chunks with a positive score."""
+        return self.lexical.top(query, k)
 
     def tuned_view(self) -> IndexSnapshot:
         """This snapshot with the trained adapter as the function-aware encoder: unit vectors
@@ -184,7 +221,7 @@ class IndexSnapshot:
             self.tuned = load_tuned_space(self)
         view = replace(self, unit_vectors=self.tuned.unit_vectors, adapter=self.tuned.adapter_dir)
         view.__dict__["function_chunk_vectors"] = self.tuned.chunk_vectors
-        for name in ("chunk_records", "base"):
+        for name in ("chunk_records", "lexical"):
             if name in self.__dict__:
                 view.__dict__[name] = self.__dict__[name]
         return view

@@ -17,7 +17,6 @@ folder keeps working).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from edaqa_pipeline.retrieval.encoders import DIM, Encoder, base_encoder
+from edaqa_pipeline.retrieval.embedder import Embedder
+from edaqa_pipeline.retrieval.encoders import Encoder, base_encoder
 from edaqa_pipeline.training.config import (
     CARD_FILE,
     TrainConfig,
@@ -63,12 +63,8 @@ TUNED_SCHEMA: dict[str, pl.DataType] = {
     "document": pl.String(),
     "text_hash": pl.String(),
     "encoder_version": pl.String(),
-    "vector": pl.Array(pl.Float32(), DIM),
-}
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    "encoder_id": pl.String(),
+}  # + "vector": the encoder's width
 
 
 def unit_base_vectors(units: pl.DataFrame, unit_embeddings: pl.DataFrame | None, base_path: str = "") -> np.ndarray:
@@ -78,12 +74,13 @@ def unit_base_vectors(units: pl.DataFrame, unit_embeddings: pl.DataFrame | None,
     if unit_embeddings is not None and unit_embeddings.height:
         known = dict(zip(unit_embeddings["unit_id"].to_list(), unit_embeddings["vector"].to_list(), strict=True))
     missing = [i for i, u in enumerate(units["unit_id"].to_list()) if u not in known]
-    vectors = np.zeros((units.height, DIM), dtype=np.float32)
+    encoder = base_encoder(base_path)
+    vectors = np.zeros((units.height, encoder.dim), dtype=np.float32)
     for i, u in enumerate(units["unit_id"].to_list()):
         if u in known:
             vectors[i] = np.asarray(known[u], dtype=np.float32)
     if missing:
-        fresh = base_encoder(base_path).encode([units["summary"][i] for i in missing], fixed_shape=True)
+        fresh = encoder.encode([units["summary"][i] for i in missing], fixed_shape=True)
         vectors[missing] = fresh
     return vectors
 
@@ -205,52 +202,21 @@ def tuned_vectors(
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """Chunk (``embed_text``) and unit-summary vectors from the tuned encoder.
 
-    Rows of ``previous`` with the same kind, id, text hash and encoder version are reused.
-    Unit summaries are encoded with fixed-shape padding (as ``unit_embeddings``), chunks per document in one
-    batch (as ``chunk_embeddings``), so the bytes do not depend on what else changed.
+    The shared ``Embedder`` reuses rows of ``previous`` with the same kind, id, text hash and
+    encoder id (the adapter's weights are part of the id) and encodes the rest in one batch.
     """
     encoder = Encoder(path=base_path, adapter=str(adapter_dir), name="function")
-    known: dict[tuple[str, str, str], Any] = {}
-    if previous is not None and previous.height:
-        for kind, item, thash, ver, vec in previous.select("kind", "item_id", "text_hash", "encoder_version", "vector").iter_rows():
-            if ver == version:
-                known[(kind, item, thash)] = vec
-    rows: list[dict[str, Any]] = []
-    vectors: list[Any] = []
-    stats = {"encoded": 0, "reused": 0}
-    unit_items = [("unit", u, ",".join(d), text_hash(s), s) for u, d, s in
-                  units.select("unit_id", "documents", "summary").iter_rows()]
-    chunk_items = [("chunk", c, d, text_hash(t), t) for c, d, t in
-                   chunks.select("chunk_id", "document", "embed_text").iter_rows()]
-    todo_units = [it for it in unit_items if (it[0], it[1], it[3]) not in known]
-    fresh: dict[tuple[str, str, str], Any] = {}
-    if todo_units:
-        vecs = encoder.encode([it[4] for it in todo_units], fixed_shape=True)
-        fresh.update({(it[0], it[1], it[3]): v for it, v in zip(todo_units, vecs, strict=True)})
-    by_doc: dict[str, list[tuple[str, str, str, str, str]]] = {}
-    for it in chunk_items:
-        if (it[0], it[1], it[3]) not in known:
-            by_doc.setdefault(it[2], []).append(it)
-    for doc in sorted(by_doc):
-        items = by_doc[doc]
-        vecs = encoder.encode([it[4] for it in items])
-        fresh.update({(it[0], it[1], it[3]): v for it, v in zip(items, vecs, strict=True)})
-    for it in unit_items + chunk_items:
-        key = (it[0], it[1], it[3])
-        if key in known:
-            vectors.append(np.asarray(known[key], dtype=np.float32))
-            stats["reused"] += 1
-        else:
-            vectors.append(np.asarray(fresh[key], dtype=np.float32))
-            stats["encoded"] += 1
-        rows.append({"kind": it[0], "item_id": it[1], "document": it[2], "text_hash": it[3],
-                     "encoder_version": version})
-    if not rows:
-        return pl.DataFrame(schema=TUNED_SCHEMA), stats
-    frame = pl.DataFrame(rows).with_columns(
-        pl.Series("vector", np.stack(vectors), dtype=pl.Array(pl.Float32(), DIM))
-    ).select(list(TUNED_SCHEMA)).sort("kind", "item_id")
-    return frame, stats
+    embedder = Embedder.from_frames(encoder, previous)
+    frames = [
+        embedder.frame("unit", units["unit_id"].to_list(), units["summary"].to_list(),
+                       extra={"document": [",".join(d) for d in units["documents"].to_list()]}),
+        embedder.frame("chunk", chunks["chunk_id"].to_list(), chunks["embed_text"].to_list(),
+                       extra={"document": chunks["document"].to_list()}),
+    ]
+    frame = pl.concat(frames, how="vertical_relaxed").with_columns(
+        pl.lit(version).alias("encoder_version"))
+    frame = frame.select(*TUNED_SCHEMA, "vector").sort("kind", "item_id")
+    return frame, {"encoded": embedder.encoded, "reused": embedder.reused}
 
 
 def loss_plot_png(card: dict[str, Any]) -> str:

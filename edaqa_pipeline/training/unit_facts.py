@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edaqa_pipeline.extraction.patterns import MESSAGE_ID, OPTION, split_sentences
 from edaqa_pipeline.model import normalise_ws
+from edaqa_pipeline.text.identifiers import MESSAGE_ID, OPTION
+from edaqa_pipeline.text.sentences import split_sentences
 
 
 @dataclass
@@ -97,7 +98,7 @@ def unit_facts(unit: Mapping[str, Any], artifacts: Sequence[Mapping[str, Any]]) 
         if a_type == "table":
             header, rows = _parse_table(content)
             is_options = bool(header and _OPTION_HEADER.match(header[0])) or any(
-                r and OPTION.match(r[0]) for r in rows)
+                r and OPTION.fullmatch(r[0]) for r in rows)
             for row in rows:
                 if not row or not row[0]:
                     continue

@@ -1,0 +1,1 @@
+"""The chipmind retrieval method; see edaqa_pipeline.registry."""

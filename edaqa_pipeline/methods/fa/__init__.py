@@ -1,0 +1,1 @@
+"""The primary paper's function-aware retrieval (paper 000)."""

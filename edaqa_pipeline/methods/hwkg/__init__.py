@@ -1,0 +1,1 @@
+"""The hwkg retrieval method; see edaqa_pipeline.registry."""

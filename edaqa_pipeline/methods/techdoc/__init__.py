@@ -1,0 +1,1 @@
+"""The techdoc retrieval method; see edaqa_pipeline.registry."""
