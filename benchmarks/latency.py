@@ -49,7 +49,7 @@ def main() -> None:
     print(f"{'method':<24}{'p50 ms':>10}{'p95 ms':>10}{'mean ms':>10}")
     methods = [m for m in args.methods.split(",") if m] or available_methods(Path(args.storage))
     for name in methods:
-        if name not in METHODS:
+        if name not in METHOD_NAMES:
             continue
         retriever = make_retriever(name, snapshot)
         retriever.retrieve("warm up query", args.k)

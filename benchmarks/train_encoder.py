@@ -3,7 +3,7 @@
 Why: the issue's CPU budget (a full training on the OpenROAD 2024 units within 20 minutes on
 2 cores) is checked with this script; it prints training time (wall and CPU), peak RSS
 (``resource.getrusage``), epochs, best epoch and the loss curves. It runs the same code as
-``edaqa train`` (``training.cli.train_storage``) and writes into the storage root (the
+``edaqa train`` (``cli.train.train_storage``: the ``train_encoder`` Dagster job) and writes into the storage root (the
 adapter under ``encoders/``, the ``training_pairs``, ``trained_encoder`` and
 ``tuned_embeddings`` tables). Work on a copy if the root must stay untouched.
 
@@ -29,7 +29,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def main() -> int:
-    from edaqa_pipeline.cli.train import config_from_args, train_storage
+    from edaqa_pipeline.cli.train import train_storage
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--storage", required=True)
@@ -45,10 +45,11 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args()
 
-    config = config_from_args(args)
+    options = {k: getattr(args, k) for k in ("paper", "max_pairs", "epochs", "patience", "unit_grad",
+                                             "max_seconds", "seed", "batch_size", "force")}
     load_before = os.getloadavg()
     started = time.perf_counter()
-    summary = train_storage(Path(args.storage), config, force=args.force)
+    summary = train_storage(Path(args.storage), **options)
     wall = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)
     card = summary["card"]

@@ -151,8 +151,9 @@ def how_to_build(name: str, storage: Path) -> str:
     """The sentence a user needs when ``name`` is not built in ``storage``."""
     m = method(name)
     if m.build:
+        also = f" (or `edaqa train --storage {storage}`)" if m.build == "train" else ""
         return (f"method {name!r} needs {', '.join(m.tables)}, which {storage} lacks: build it with "
-                f"`edaqa index --storage {storage} --with {m.build}`")
+                f"`edaqa index --storage {storage} --with {m.build}`{also}")
     if name == "hwkg":
         return f"method 'hwkg' needs a PDF datasheet in the corpus; {storage} has no hardware KG"
     return f"method {name!r} needs the core index: run `edaqa index --storage {storage}` first"

@@ -1,15 +1,14 @@
 """Real servers for LLM tests and benchmarks: llama.cpp serving SmolLM2, and a scripted fake.
 
 The LLM layer is tested against actual HTTP servers rather than patched functions, so retries,
-timeouts, token accounting and instructor's parsing are exercised end to end. The scripted
-server speaks just enough of the OpenAI chat-completions API to play back faults in order.
+timeouts, cancellation, token accounting and parsing are exercised end to end. The scripted
+server (scripted_llm.py) plays back faults in order.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import re
 import signal
@@ -17,19 +16,24 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from edaqa_pipeline.llm import DATA_NOT_INSTRUCTIONS, LLMTask, delimit, register_task
+from edaqa_pipeline_tests.scripted_llm import (  # noqa: F401 - the fixtures' public names
+    Reply,
+    ScriptedServer,
+    generating,
+    http_error,
+    ok,
+    slow,
+)
 
 SMOLLM2_ALIAS = "smollm2"
 SETUP_HINT = (
@@ -141,166 +145,6 @@ def _wait_ready(proc: subprocess.Popen[bytes], url: str, timeout_s: float, log: 
         time.sleep(0.2)
     stop_process(proc)
     raise RuntimeError(f"llama_cpp.server not ready at {url} after {timeout_s:.0f}s (log: {log})")
-
-
-# -- scripted fake ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One scripted answer. ``status`` != 200 sends an error body; ``delay_s`` sleeps first;
-    otherwise a chat completion whose single tool call has ``arguments`` (a string, sent as is).
-    """
-
-    status: int = 200
-    arguments: str | None = None
-    delay_s: float = 0.0
-    headers: tuple[tuple[str, str], ...] = ()
-    prompt_tokens: int = 11
-    completion_tokens: int = 7
-
-
-def ok(arguments: dict[str, Any] | str, **kw: Any) -> Reply:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return Reply(arguments=text, **kw)
-
-
-def http_error(status: int = 500, **kw: Any) -> Reply:
-    return Reply(status=status, **kw)
-
-
-def slow(arguments: dict[str, Any] | str, delay_s: float) -> Reply:
-    return ok(arguments, delay_s=delay_s)
-
-
-@dataclass
-class ScriptedServer:
-    """An OpenAI-compatible server on 127.0.0.1 that plays ``script`` in order.
-
-    After the script runs out it keeps answering with ``default``. ``requests`` holds every
-    ``/v1/chat/completions`` body received, in order (the ground truth for retry counts).
-    """
-
-    script: Sequence[Reply]
-    default: Reply = field(default_factory=lambda: http_error(500))
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    @property
-    def request_count(self) -> int:
-        with self._lock:
-            return len(self.requests)
-
-    def start(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> ScriptedServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _next(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            index = len(self.requests)
-            self.requests.append(body)
-            return self.script[index] if index < len(self.script) else self.default
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, payload: dict[str, Any], headers: Sequence = ()) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers:
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": "scripted"}]})
-                else:
-                    self._send(404, {"error": {"message": "not found"}})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": "not found"}})
-                    return
-                body = json.loads(raw or b"{}")
-                reply = server._next(body)
-                if reply.delay_s and server._stop.wait(reply.delay_s):
-                    return
-                if reply.status != 200:
-                    error = {"message": f"scripted HTTP {reply.status}", "type": "server_error"}
-                    self._send(reply.status, {"error": error}, reply.headers)
-                    return
-                self._send(200, _completion(body, reply), reply.headers)
-
-        return Handler
-
-
-def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    tools = body.get("tools") or [{"function": {"name": "tool"}}]
-    name = tools[0]["function"]["name"]
-    return {
-        "id": "chatcmpl-scripted",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "scripted"),
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "call_0",
-                            "type": "function",
-                            "function": {"name": name, "arguments": reply.arguments or "{}"},
-                        }
-                    ],
-                },
-            }
-        ],
-        "usage": {
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-        },
-    }
 
 
 # -- sample tasks shared by the LLM tests and benchmarks/llm_latency.py ------------------------

@@ -443,11 +443,10 @@ def test_hwkg_retriever_returns_property_with_page(sheet, tmp_path):
 
 def test_assets_materialise_with_checks(tmp_path, monkeypatch):
     from dagster import DagsterInstance, load_assets_from_modules, materialize
-    from dagster_polars import PolarsParquetIOManager
 
     from edaqa_pipeline.assets import datasheets, documents
     from edaqa_pipeline.assets.partitions import DOCUMENTS
-    from edaqa_pipeline.resources import LLMResource, PipelineSettings
+    from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
 
     for var in ("EDAQA_LLM_BASE_URL", "EDAQA_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
@@ -462,7 +461,7 @@ def test_assets_materialise_with_checks(tmp_path, monkeypatch):
     resources = {
         "settings": PipelineSettings(corpus_root=str(corpus), storage_root=str(storage)),
         "llm": LLMResource(provider="offline", cache_dir=str(tmp_path / "cache")),
-        "io_manager": PolarsParquetIOManager(base_dir=str(storage / "tables")),
+        "io_manager": CorpusParquetIOManager(base_dir=str(storage / "tables")),
     }
     for key in (DOC, "notes.md"):
         run = materialize(assets, selection=["parsed_documents", "datasheet_chunks",

@@ -395,42 +395,32 @@ def test_graph_view_maps_evidence_to_nodes(placer) -> None:
 
 
 def test_claim_provenance() -> None:
-    ev = [EvidenceItem("el_a+el_b", "placer.md", "The `-density` option of `place_cells` sets the target density.",
-                       1.0, "techdoc:recall", 1, 2)]
+    text = "The `-density` option of `place_cells` sets the target density."
+    ev = [EvidenceItem("", "placer.md", text, 1.0, "techdoc:recall", 1, 2, element_ids=("el_a", "el_b"))]
     claims = claim_provenance("The -density option of place_cells sets the target density. Bananas are yellow.", ev)
     assert [c.supported for c in claims] == [True, False]
-    assert claims[0].evidence_ids == ("el_a+el_b",)
+    assert claims[0].evidence_ids == (ev[0].evidence_id,)  # the item, without element texts
     per_element = claim_provenance("place_cells sets the target density.", ev,
                                    {"el_a": "The `place_cells` command sets the target density.", "el_b": "Other."})
     assert per_element[0].evidence_ids == ("el_a",)
+    chunk = EvidenceItem("ch_1", "placer.md", text, 1.0, "bm25", 1, 2)  # chunk evidence: its own id
+    assert claim_provenance("place_cells sets the target density.", [chunk])[0].evidence_ids == (chunk.evidence_id,)
 
 
-# --- retrieval on an in-memory graph (hashing encoder) ----------------------------------------
-
-
-class HashEncoder:
-    """Bag-of-words vectors hashed into 384 dimensions: deterministic, no model needed."""
-
-    def encode(self, texts: list[str]):  # type: ignore[no-untyped-def]
-        import zlib
-
-        import numpy as np
-
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        for n, text in enumerate(texts):
-            for token in text_tokens.tokens(text):
-                out[n, zlib.crc32(token.encode()) % 384] += 1.0
-            out[n] /= max(float(np.linalg.norm(out[n])), 1e-9)
-        return out
+# --- retrieval on an in-memory graph (the packaged MiniLM encoder) ----------------------------
 
 
 def memory_retriever(blocks_by_doc: dict[str, list[dict[str, Any]]]):  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.methods.techdoc.retriever import ElementIndex, TechDocRetriever, Weights
+    from edaqa_pipeline.graphs.elements import store
+    from edaqa_pipeline.graphs.elements.index import ElementIndex
+    from edaqa_pipeline.methods.techdoc.retriever import TechDocRetriever
+    from edaqa_pipeline.retrieval.embedder import Embedder
+    from edaqa_pipeline.retrieval.encoders import base_encoder
 
     rows, edges = graph.build_corpus(blocks_by_doc)
     nodes, edge_df = graph.frames(rows, edges)
-    encoder = HashEncoder()
-    index = ElementIndex(nodes, edge_df, encoder.encode(nodes["summary"].to_list()), Weights())
+    encoder = base_encoder()
+    index = ElementIndex(nodes, edge_df, store.embed_summaries(nodes, Embedder(encoder)))
     return TechDocRetriever(index, encoder, parallel_encode=False)
 
 
@@ -441,7 +431,7 @@ def test_version_question_bundles_the_prior_revision() -> None:
         "docs/placer.md": parse_markdown(PLACER.encode(), "docs/placer.md")[1],
     })
     items = retriever.retrieve("What changed for the -density option of place_cells in the latest release?", 10)
-    assert retriever.last_trace.analysis.intent == "version"
+    assert items.trace["intent"] == "version"
     docs = {i.doc for i in items}
     assert docs == {"docs/placer.md", "docs-2024/placer.md"}
     text = "\n".join(i.text for i in items)
@@ -452,7 +442,7 @@ def test_version_question_bundles_the_prior_revision() -> None:
 def test_cross_reference_question_bundles_the_cited_table() -> None:
     retriever = memory_retriever({"placer.md": parse_markdown(PLACER.encode(), "placer.md")[1]})
     items = retriever.retrieve("The placer overview says see Section 2.1 and Table 1: what do they clarify?", 10)
-    assert retriever.last_trace.analysis.intent == "cross_reference"
+    assert items.trace["intent"] == "cross_reference"
     text = "\n".join(i.text for i in items)
     assert "### 2.1 Place Cells" in text and "| Switch Name | Description |" in text
     assert sum(len(i.text) for i in items) <= 2048 * 4
@@ -464,17 +454,19 @@ def test_factory_rebuilds_the_graph_when_the_assets_are_missing(tmp_path: Path) 
     from types import SimpleNamespace
 
     from edaqa_pipeline.graphs.elements import store
-    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
+    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc
     from edaqa_pipeline.model import BLOCKS_SCHEMA, frame
+    from edaqa_pipeline.retrieval.encoders import base_encoder
 
     folder = tmp_path / "tables" / "parsed_documents"
     folder.mkdir(parents=True)
     frame(parse_markdown(PLACER.encode(), "placer.md")[1], BLOCKS_SCHEMA).write_parquet(folder / "placer.md.parquet")
     nodes, edges, from_assets = store.load_graph(tmp_path, ["placer.md"])
     assert not from_assets and nodes.height and edges.height
-    snapshot = SimpleNamespace(storage=tmp_path, documents=["placer.md"], base=HashEncoder(),
+    snapshot = SimpleNamespace(storage=tmp_path, documents=["placer.md"], base=base_encoder(),
                                lancedb_uri=str(tmp_path / "lancedb"))
-    retriever = make_techdoc_retriever(snapshot)
+    retriever = make_techdoc(snapshot)
+    assert retriever.index.vectors.shape == (nodes.height, snapshot.base.dim)
     items = retriever.retrieve("What does the -density option of place_cells do?", 10)
     assert "| `-density` | Target density" in "\n".join(i.text for i in items)
 
@@ -491,7 +483,7 @@ def tiny_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     from edaqa_pipeline.assets.partitions import DOCUMENTS
     from edaqa_pipeline.cli.index import index_corpus
     from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
+    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
     from edaqa_pipeline_tests.dagster_fixtures import (
         make_settings,
@@ -512,10 +504,11 @@ def tiny_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
         instance.add_dynamic_partitions(DOCUMENTS, ["placer.md", "router.md"])
         runs = [materialize(assets, selection=["elements"], partition_key=key, instance=instance,
                             resources=resources, raise_on_error=False) for key in ("placer.md", "router.md")]
-        runs.append(materialize(assets, selection=["element_graph"], instance=instance,
-                                resources=resources, raise_on_error=False))
+        for _ in range(2):  # the second run must reuse every summary vector
+            runs.append(materialize(assets, selection=["element_graph"], instance=instance,
+                                    resources=resources, raise_on_error=False))
         snapshot = IndexSnapshot.load(storage)
-        retriever = make_techdoc_retriever(snapshot)
+        retriever = make_techdoc(snapshot)
     return corpus, storage, runs, retriever
 
 
@@ -531,13 +524,31 @@ def test_assets_materialise_with_passing_checks(tiny_index) -> None:
     assert set(graph.ELEMENTS_SCHEMA) == set(nodes.columns)
     edges = pl.read_parquet(storage / "tables" / "element_graph.parquet")
     assert "markdown_link" in edges["rule"].to_list()
+    from edaqa_pipeline.graphs.elements import store
     from edaqa_pipeline.retrieval import lance_store
+    from edaqa_pipeline.retrieval.embedder import text_hash
+    from edaqa_pipeline.retrieval.encoders import base_encoder
 
-    table = lance_store.connect(str(storage / "lancedb")).open_table("elements")
-    assert table.count_rows() == sum(
-        pl.read_parquet(p).height for p in (storage / "tables" / "elements").glob("*.parquet"))
-    hits = table.search("density", query_type="fts").limit(3).to_arrow()
-    assert hits.num_rows >= 1
+    table = lance_store.connect(str(storage / "lancedb")).open_table("elements").to_arrow()
+    elements = pl.concat([pl.read_parquet(p) for p in sorted((storage / "tables" / "elements").glob("*.parquet"))])
+    assert table.num_rows == elements.height
+    stored = store.stored_vectors(str(storage / "lancedb"))
+    assert stored is not None and set(stored["encoder_id"].to_list()) == {base_encoder().encoder_id}
+    by_id = dict(zip(stored["element_id"].to_list(), stored["text_hash"].to_list(), strict=True))
+    assert all(by_id[e] == text_hash(s) for e, s in zip(elements["element_id"], elements["summary"], strict=True))
+    assert table.schema.field("vector").type.list_size == base_encoder().dim
+
+
+def test_element_graph_rerun_reuses_every_summary_vector(tiny_index) -> None:
+    _, _, runs, _ = tiny_index
+
+    def meta(run) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        (event,) = run.asset_materializations_for_node("element_graph")
+        return {k: v.value for k, v in event.metadata.items()}
+
+    first, second = meta(runs[-2]), meta(runs[-1])
+    assert first["summaries_embedded"] == first["elements"] > 0 and first["summaries_reused"] == 0
+    assert second["summaries_embedded"] == 0 and second["summaries_reused"] == second["elements"]
 
 
 def _check_citations(corpus: Path, items: list[EvidenceItem]) -> None:
@@ -555,14 +566,14 @@ def test_retrieval_option_question_returns_row_with_header(tiny_index) -> None:
     assert "| `-density` | Target density" in text and "| Switch Name | Description |" in text
     assert items[0].path.startswith("techdoc:") and items[0].doc == "placer.md"
     assert sum(len(i.text) for i in items) <= 2048 * 4
-    assert all(i.chunk_id.startswith("el_") for i in items)
+    assert all(i.chunk_id == "" and i.element_ids and all(e.startswith("el_") for e in i.element_ids) for i in items)
     _check_citations(corpus, items)
 
 
 def test_retrieval_procedure_bundles_neighbouring_steps_and_warning(tiny_index) -> None:
     corpus, _, _, retriever = tiny_index
     items = retriever.retrieve("How do I legalize a placement with check_placement?", 10)
-    assert retriever.last_trace.analysis.intent == "procedure"
+    assert items.trace["intent"] == "procedure"
     text = "\n".join(i.text for i in items)
     for needle in ("1. Run `place_cells", "2. Run `check_placement`", "3. Write the result", "PLC-0042"):
         assert needle in text
@@ -578,17 +589,6 @@ def test_retrieval_figure_and_identifier_questions(tiny_index) -> None:
     assert items[0].doc == "router.md" and "ROUTE_LAYERS" in items[0].text
     fuzzy = retriever.retrieve("ROUTE_LAYER5 setting", 10)  # OCR-damaged identifier
     assert fuzzy and fuzzy[0].doc == "router.md"
-    _check_citations(corpus, items)
-
-
-def test_retrieval_with_the_lancedb_full_text_index(tiny_index) -> None:
-    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
-    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
-
-    corpus, storage, _, _ = tiny_index
-    retriever = make_techdoc_retriever(IndexSnapshot.load(storage), lexical="lancedb")
-    items = retriever.retrieve("What does the -density option of place_cells do?", 10)
-    assert "| `-density` | Target density" in "\n".join(i.text for i in items)
     _check_citations(corpus, items)
 
 

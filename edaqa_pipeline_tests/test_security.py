@@ -297,14 +297,14 @@ def _materialise_with_llm(corpus: Path, storage: Path, llm: Any, instance: Any,
                           raise_on_error: bool = False) -> Any:  # fmt: skip
     """parsed_documents + typed_artifacts of cts.md with the given LLM resource."""
     from dagster import materialize
-    from dagster_polars import PolarsParquetIOManager
 
     from edaqa_pipeline.assets.documents import parsed_documents, typed_artifacts
+    from edaqa_pipeline.resources import CorpusParquetIOManager
     from edaqa_pipeline_tests.dagster_fixtures import pipeline_settings
 
     cfg = make_settings(corpus, storage)
     resources = {"settings": pipeline_settings(cfg), "llm": llm,
-                 "io_manager": PolarsParquetIOManager(base_dir=str(cfg.tables_dir))}  # fmt: skip
+                 "io_manager": CorpusParquetIOManager(base_dir=str(cfg.tables_dir))}  # fmt: skip
     return materialize([parsed_documents, typed_artifacts], partition_key="cts.md",
                        instance=instance, resources=resources, raise_on_error=raise_on_error)  # fmt: skip
 

@@ -199,12 +199,11 @@ def _materialize_training(storage: Path, documents: list[str]):  # type: ignore[
     """The three training assets through Dagster (ephemeral instance), upstream tables read
     from ``storage`` by the Parquet IO manager."""
     from dagster import AssetSelection, DagsterInstance, load_assets_from_modules, materialize
-    from dagster_polars import PolarsParquetIOManager
 
     from edaqa_pipeline.assets import documents as document_assets
     from edaqa_pipeline.assets import indexes, training, units
     from edaqa_pipeline.assets.partitions import DOCUMENTS
-    from edaqa_pipeline.resources import LLMResource, PipelineSettings
+    from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
 
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(DOCUMENTS, documents)
@@ -215,7 +214,7 @@ def _materialize_training(storage: Path, documents: list[str]):  # type: ignore[
         resources={
             "settings": PipelineSettings(storage_root=str(storage), lancedb_uri=str(storage / "lancedb")),
             "llm": LLMResource(provider="offline", cache_dir=str(storage / "llm_cache")),
-            "io_manager": PolarsParquetIOManager(base_dir=str(storage / "tables")),
+            "io_manager": CorpusParquetIOManager(base_dir=str(storage / "tables")),
         },
         run_config={"ops": {"trained_encoder": {"config": {"overrides_json": json.dumps(TINY)}}}},
     )
@@ -225,21 +224,19 @@ def test_tiny_training_run_loss_decreases_and_adapter_reloads(sample_index, tmp_
     import shutil
 
     from edaqa_pipeline.cli.train import train_storage
-    from edaqa_pipeline.registry import make_retriever
+    from edaqa_pipeline.registry import MethodNotBuiltError, make_retriever
     from edaqa_pipeline.retrieval.adapters import load_with_adapter
     from edaqa_pipeline.retrieval.snapshot import (
         IndexSnapshot,
-        NoTrainedEncoderError,
         indexed_documents,
     )
-    from edaqa_pipeline.training.config import TrainConfig
     from edaqa_pipeline.training.pipeline import reload_problems
 
     _, storage_src, _ = sample_index
     storage = tmp_path / "storage"
     shutil.copytree(storage_src, storage, ignore=shutil.ignore_patterns("dagster_home"))
     snapshot = IndexSnapshot.load(storage)
-    with pytest.raises(NoTrainedEncoderError, match="edaqa train"):
+    with pytest.raises(MethodNotBuiltError, match="--with train"):
         make_retriever("fa_hybrid_tuned", snapshot)
 
     # Dagster: pairs -> trained adapter -> tuned vectors, every asset check passing.
@@ -270,9 +267,10 @@ def test_tiny_training_run_loss_decreases_and_adapter_reloads(sample_index, tmp_
     base = IndexSnapshot.load(storage).base.encode(card["probe"]["texts"])
     assert np.abs(vectors - base).max() > 1e-4  # the adapter is not a no-op
 
-    # Same data and config, outside Dagster: the existing adapter is reused, not retrained.
-    again = train_storage(storage, TrainConfig.from_dict(TINY), log=lambda *_: None)
-    assert again["reused"] and Path(again["adapter_dir"]) == adapter
+    # `edaqa train` (the train_encoder job on the storage's own instance), same data and
+    # config: the existing adapter is reused, not retrained.
+    again = train_storage(storage, overrides=TINY)
+    assert again["reused"] and Path(again["adapter_dir"]) == adapter and again["run_id"]
 
     # fa_hybrid_tuned reads the stored tuned vectors (nothing re-encoded) and answers.
     snapshot = IndexSnapshot.load(storage)

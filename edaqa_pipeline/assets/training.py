@@ -25,6 +25,7 @@ from dagster import (
     Config,
     MetadataValue,
     Output,
+    ResourceParam,
     asset,
 )
 from pydantic import Field
@@ -32,9 +33,8 @@ from pydantic import Field
 from edaqa_pipeline.assets.units import ALL_PARTITIONS
 from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.model import CHUNKS_SCHEMA
-from edaqa_pipeline.resources import LLMResource, PipelineSettings
+from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
 from edaqa_pipeline.storage.hashing import content_hash
-from edaqa_pipeline.storage.tables import read_table
 from edaqa_pipeline.training.config import TrainConfig
 from edaqa_pipeline.training.pairs import split_problems
 from edaqa_pipeline.training.sampler import sampler_problems
@@ -44,6 +44,7 @@ _DEFAULTS = TrainConfig()
 
 
 @asset(
+    code_version="1",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     pool="llm",
@@ -120,6 +121,7 @@ class TrainEncoderConfig(Config):
 
 
 @asset(
+    code_version="1",
     group_name=GROUP,
     kinds={"python", "pytorch", "parquet"},
     check_specs=[
@@ -181,6 +183,7 @@ def trained_encoder(
 
 
 @asset(
+    code_version="2",
     group_name=GROUP,
     kinds={"python", "parquet"},
     ins={"chunks": AssetIn(metadata=ALL_PARTITIONS)},
@@ -196,6 +199,7 @@ def tuned_embeddings(
     unit_hyperedges: pl.DataFrame,
     chunks: dict[str, pl.DataFrame],
     settings: PipelineSettings,
+    io_manager: ResourceParam[CorpusParquetIOManager],
 ) -> Iterator:
 
     from edaqa_pipeline.assets.indexes import vector_problems
@@ -207,7 +211,7 @@ def tuned_embeddings(
     cfg = settings.settings()
     row = trained_encoder.row(0, named=True)
     all_chunks = concat(chunks, CHUNKS_SCHEMA)
-    previous = read_table(cfg.tables_dir, "tuned_embeddings")
+    previous = io_manager.previous_output("tuned_embeddings")
     frame, stats = tuned_vectors(cfg.storage_root / row["adapter_path"], row["version"], unit_hyperedges,
                                  all_chunks, previous, base_path=cfg.encoder_path)
     yield Output(frame, metadata={"dagster/row_count": frame.height, "encoder_version": row["version"],

@@ -117,6 +117,38 @@ def _step_seconds(instance: Any, run_id: str, timings: dict[str, float]) -> None
             timings[stat.step_key] = timings.get(stat.step_key, 0.0) + (stat.end_time - stat.start_time)
 
 
+@dataclass
+class JobResult:
+    success: bool
+    message: str = ""
+    run_id: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # asset -> its metadata
+
+
+def run_job(cfg: Settings, job_name: str, run_config: dict[str, Any] | None = None) -> JobResult:
+    """Run one job of the definitions for ``cfg`` on the storage root's persistent instance
+    (in process, so the runs, their events and metadata show in the UI)."""
+    from dagster import in_process_executor
+
+    from edaqa_pipeline.definitions import build_definitions
+
+    instance = instance_for(cfg.storage_root)
+    defs = build_definitions(cfg, executor=in_process_executor)
+    config = {**QUIET_RUN_CONFIG, **(run_config or {})}
+    result = defs.resolve_job_def(job_name).execute_in_process(
+        instance=instance, run_config=config, raise_on_error=False)
+    timings: dict[str, float] = {}
+    _step_seconds(instance, result.run_id, timings)
+    metadata: dict[str, dict[str, Any]] = {}
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_MATERIALIZATION":
+            mat = event.event_specific_data.materialization
+            metadata[mat.asset_key.to_user_string()] = {k: v.value for k, v in mat.metadata.items()}
+    return JobResult(result.success, "" if result.success else _failure_message(result),
+                     result.run_id, timings, metadata)
+
+
 def table_summary(cfg: Settings, documents: list[str]) -> dict[str, dict[str, Any]]:
     """Rows and hashes of every table ``edaqa index`` builds (the manifest's ``tables``)."""
     from edaqa_pipeline.jobs import CORPUS_ASSETS, DOCUMENT_ASSETS

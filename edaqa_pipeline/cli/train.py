@@ -1,12 +1,10 @@
-"""``edaqa train``: train the function-aware encoder on an indexed storage root, without Dagster.
+"""``edaqa train``: train the function-aware encoder of an indexed storage root.
 
-Runs the same three steps as the ``training`` assets (``training.pipeline``) and writes the
-same tables into ``STORAGE/tables`` (``training_pairs``, ``trained_encoder``,
-``tuned_embeddings``) and the adapter into ``STORAGE/encoders/<version>/``, so ``edaqa eval
---methods ...,fa_hybrid_tuned`` works right after. An unchanged index is not retrained.
-
-Hook into the main CLI with ``add_train_command(sub)`` (like ``add_query_commands``), or run
-``python -m edaqa_pipeline.cli.train --storage DIR``.
+Launches the ``train_encoder`` job (``training_pairs`` -> ``trained_encoder`` ->
+``tuned_embeddings``) on the storage root's Dagster instance, with the training options as
+the ``trained_encoder`` run config, so the run, its metadata (card, loss curve) and its
+checks show in the UI like every other build; ``edaqa index --with train`` runs the same job.
+An unchanged index is not retrained (the adapter is versioned by its training data).
 """
 
 from __future__ import annotations
@@ -15,116 +13,98 @@ import argparse
 import json
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-
-def _write(tables: Path, name: str, frame: Any) -> None:
-    from edaqa_pipeline.storage.tables import table_path
-
-    path = table_path(tables, name)
-    tmp = path.with_suffix(".parquet.partial")
-    frame.write_parquet(tmp)
-    tmp.replace(path)
+TRAIN_JOB = "train_encoder"
 
 
-def train_storage(
-    storage: str | Path,
-    config: Any = None,
-    *,
-    force: bool = False,
-    encoder_path: str = "",
-    log: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Pairs -> adapter -> tuned vectors for ``storage``; returns a summary (card, timings)."""
-    from edaqa_pipeline.llm import client_from_env
-    from edaqa_pipeline.retrieval.snapshot import NotIndexedError, indexed_documents
-    from edaqa_pipeline.storage.tables import read_partitions, read_table
-    from edaqa_pipeline.training.config import TrainConfig
-    from edaqa_pipeline.training.pipeline import (
-        card_frame,
-        ensure_trained,
-        make_training_pairs,
-        tuned_vectors,
-    )
+class TrainingError(RuntimeError):
+    """The storage root cannot be trained on, or the training run failed."""
+
+
+def corpus_of(storage: Path) -> Path:
+    """The corpus a storage root was indexed from (its manifest), else ``EDAQA_CORPUS``."""
+    manifest = storage / "manifest.json"
+    if manifest.is_file():
+        corpus = json.loads(manifest.read_text()).get("corpus")
+        if corpus:
+            return Path(corpus)
+    from edaqa_pipeline.settings import Settings
+
+    return Settings.from_env().corpus_root
+
+
+def run_config_for(options: dict[str, Any]) -> dict[str, Any]:
+    """``trained_encoder``'s run config (``TrainEncoderConfig``) from CLI options."""
+    config: dict[str, Any] = {}
+    if options.get("paper"):
+        config["preset"] = "paper"
+    for key in ("max_pairs", "epochs", "patience", "max_seconds"):
+        if options.get(key) is not None:
+            config[key] = options[key]
+    if options.get("unit_grad"):
+        config["unit_grad"] = options["unit_grad"]
+    if options.get("force"):
+        config["force"] = True
+    overrides = {k: options[k] for k in ("seed", "batch_size", "lam") if options.get(k) is not None}
+    overrides.update(options.get("overrides") or {})
+    if overrides:
+        config["overrides_json"] = json.dumps(overrides, sort_keys=True)
+    return {"ops": {"trained_encoder": {"config": config}}} if config else {}
+
+
+def train_storage(storage: str | Path, **options: Any) -> dict[str, Any]:
+    """Run the ``train_encoder`` job on ``storage``; returns the card summary and timings.
+    Options: ``paper``, ``max_pairs``, ``epochs``, ``patience``, ``max_seconds``,
+    ``unit_grad``, ``force``, ``seed``, ``batch_size``, ``lam``, ``overrides`` (a dict of
+    any ``TrainConfig`` field)."""
+    from edaqa_pipeline.cli.index import run_job
+    from edaqa_pipeline.settings import settings_for
+    from edaqa_pipeline.storage.tables import read_table
 
     root = Path(storage).resolve()
-    tables = root / "tables"
-    units = read_table(tables, "unit_hyperedges")
-    nodes = read_table(tables, "unit_nodes")
-    if units is None or nodes is None or units.is_empty():
-        raise NotIndexedError(f"{root} holds no functional units: run `edaqa index` first")
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    client = client_from_env(cache_dir=root / "llm_cache", fallback_offline=True)
-    pairs = make_training_pairs(units, nodes, read_table(tables, "unit_embeddings"), client=client,
-                                base_path=encoder_path)
-    _write(tables, "training_pairs", pairs)
-    timings["pairs_s"] = round(time.perf_counter() - t0, 2)
-    log(f"training pairs: {pairs.height} queries over {pairs['unit_id'].n_unique()} units "
-        f"({client.provider}); {timings['pairs_s']} s")
-
-    t0 = time.perf_counter()
-    card, folder, reused = ensure_trained(root, pairs, units, config or TrainConfig(),
-                                          base_path=encoder_path, force=force, log=log)
-    _write(tables, "trained_encoder", card_frame(card, folder.relative_to(root).as_posix()))
-    timings["train_s"] = round(time.perf_counter() - t0, 2)
-
-    t0 = time.perf_counter()
-    chunks = read_partitions(tables, "chunks", indexed_documents(root))
-    if chunks is None:
-        raise NotIndexedError(f"{root} holds no chunks")
-    frame, stats = tuned_vectors(folder, card["version"], units, chunks,
-                                 read_table(tables, "tuned_embeddings"), base_path=encoder_path)
-    _write(tables, "tuned_embeddings", frame)
-    timings["tuned_embeddings_s"] = round(time.perf_counter() - t0, 2)
-    log(f"tuned embeddings: {stats['encoded']} encoded, {stats['reused']} reused; "
-        f"{timings['tuned_embeddings_s']} s")
-    return {"card": {k: v for k, v in card.items() if k != "probe"}, "adapter_dir": str(folder),
-            "reused": reused, "timings": timings, "pairs": pairs.height}
-
-
-def config_from_args(args: argparse.Namespace) -> Any:
-    from edaqa_pipeline.training.config import TrainConfig
-
-    base = TrainConfig.paper() if args.paper else TrainConfig()
-    data = base.to_dict()
-    for key in ("max_pairs", "epochs", "patience", "unit_grad", "max_seconds", "seed", "batch_size", "lam"):
-        value = getattr(args, key, None)
-        if value is not None:
-            data[key] = value
-    return TrainConfig.from_dict(data)
+    units = read_table(root / "tables", "unit_hyperedges")
+    if units is None or units.is_empty():
+        raise TrainingError(f"{root} holds no functional units: run `edaqa index --storage {root}` first")
+    cfg = settings_for(corpus_of(root), root)
+    result = run_job(cfg, TRAIN_JOB, run_config_for(options))
+    if not result.success:
+        raise TrainingError(f"{TRAIN_JOB} failed: {result.message}")
+    card = read_table(root / "tables", "trained_encoder")
+    row = card.row(0, named=True) if card is not None and card.height else {}
+    details = {k: v for k, v in row.items() if k != "card_json"}
+    details.update(json.loads(row.get("card_json") or "{}"))
+    pairs = read_table(root / "tables", "training_pairs")
+    reused = bool(result.metadata.get("trained_encoder", {}).get("reused_existing", False))
+    return {"card": details, "adapter_dir": str(root / row.get("adapter_path", "")),
+            "reused": reused, "pairs": 0 if pairs is None else pairs.height,
+            "run_id": result.run_id, "timings": result.timings}
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from edaqa_pipeline.retrieval.snapshot import NotIndexedError
-
+    options = {k: getattr(args, k) for k in ("paper", "max_pairs", "epochs", "patience",
+                                             "unit_grad", "max_seconds", "seed", "batch_size",
+                                             "lam", "force")}
     try:
-        summary = train_storage(args.storage, config_from_args(args), force=args.force)
-    except NotIndexedError as exc:
+        summary = train_storage(args.storage, **options)
+    except TrainingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    card = summary["card"]
-    print(json.dumps({
-        "adapter_dir": summary["adapter_dir"], "reused": summary["reused"],
-        "epochs_run": card["epochs_run"], "best_epoch": card["best_epoch"],
-        "best_val_loss": round(card["best_val_loss"], 4),
-        "val_loss": [round(v, 4) for v in card["val_loss"]],
-        "train_seconds": card["seconds"], "peak_rss_mb": card["peak_rss_mb"],
-        "timings": summary["timings"],
-    }, indent=2))
+    print(json.dumps(summary, indent=2, default=str))
     return 0
 
 
 def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``edaqa train`` on the main CLI's subparsers."""
-    p = sub.add_parser("train", help="train the function-aware encoder (LoRA) on an indexed storage root")
-    p.add_argument("--storage", required=True)
+    from edaqa_pipeline.cli.query import storage_argument
+
+    p = sub.add_parser("train", help="train the function-aware encoder (LoRA) of an index",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    storage_argument(p)
     p.add_argument("--paper", action="store_true", help="the paper's setting literally (gradient through every candidate: hours on CPU)")
     p.add_argument("--max-pairs", dest="max_pairs", type=int, default=None, help="pairs used (0 = all)")
     p.add_argument("--epochs", type=int, default=None)
@@ -137,18 +117,3 @@ def add_train_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--max-seconds", dest="max_seconds", type=float, default=None)
     p.add_argument("--force", action="store_true", help="retrain even if this version exists")
     p.set_defaults(func=_cmd_train)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="edaqa-train", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
-    add_train_command(sub)
-    raw = list(sys.argv[1:] if argv is None else argv)
-    if not raw or raw[0] != "train":
-        raw = ["train", *raw]
-    args = parser.parse_args(raw)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
