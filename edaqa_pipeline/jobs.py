@@ -3,6 +3,7 @@
 from dagster import AssetSelection, define_asset_job
 
 from edaqa_pipeline.assets.partitions import documents_partitions
+from edaqa_pipeline.registry import BUILD_OPTIONS
 
 DOCUMENT_ASSETS = (
     "parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings",
@@ -33,29 +34,16 @@ assemble_corpus_job = define_asset_job(
     description="Cross-document assets: functional units, unit embeddings, chunk index.",
 )
 
-build_chip_kg_job = define_asset_job(
-    "build_chip_kg",
-    selection=AssetSelection.assets("chip_kg_nodes", "chip_kg_triples"),
-    description="ChipKG (paper 001): sentence IR, anchors, triples, node vectors.",
-)
-
-build_element_graph_job = define_asset_job(
-    "build_element_graph",
-    selection=AssetSelection.assets("element_graph"),
-    description="TechDocRAG (paper 003): cross-document element edges, identifier index, summary vectors.",
-)
-
-train_encoder_job = define_asset_job(
-    "train_encoder",
-    selection=AssetSelection.assets("training_pairs", "trained_encoder", "tuned_embeddings"),
-    description="Function-aware encoder (paper 000): unit-derived queries, LoRA contrastive "
-    "training, tuned vectors for fa_hybrid_tuned. Not retrained when the units are unchanged.",
-)
-
-# `edaqa index --with NAME`: method-specific graphs built after the corpus assets.
-EXTRA_JOBS = {
-    "chipkg": build_chip_kg_job.name,
-    "techdoc": build_element_graph_job.name,
-    "train": train_encoder_job.name,
-    "eval": evaluate_job.name,  # last: its default compares every method built before it
+# The optional builds (`edaqa index --with NAME`), one job each, from the method registry.
+OPTIONAL_JOBS = {
+    option.name: define_asset_job(option.job, selection=AssetSelection.assets(*option.assets),
+                                  description=option.description)
+    for option in BUILD_OPTIONS if option.job != evaluate_job.name
 }
+build_chip_kg_job = OPTIONAL_JOBS["chipkg"]
+build_element_graph_job = OPTIONAL_JOBS["techdoc"]
+train_encoder_job = OPTIONAL_JOBS["train"]
+
+# `edaqa index --with NAME` -> job name, in the registry's order (eval last: it compares every
+# method built before it).
+EXTRA_JOBS = {option.name: option.job for option in BUILD_OPTIONS}

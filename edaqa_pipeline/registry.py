@@ -64,11 +64,20 @@ _B = "edaqa_pipeline.methods.baselines"
 _FA = "edaqa_pipeline.methods.fa.retriever"
 _CM = "edaqa_pipeline.methods.chipmind.retriever"
 _CHIPKG = ("chip_kg_nodes",)
+_ED = "edaqa_pipeline.methods.edaqa.retriever"
 
 METHODS: tuple[Method, ...] = (
     Method("edaqa", "EDAQA", "the default: identifier-aware lexical + function-aware dense recall "
            "over chunks, units and elements, fused and packed as evidence bundles",
-           "edaqa_pipeline.methods.edaqa.retriever:make_edaqa"),
+           f"{_ED}:make_edaqa"),
+    *(Method(name, "EDAQA", f"ablation: {what}", f"{_ED}:{name}", ablation_of="edaqa")
+      for name, what in (("edaqa_no_lexical", "without BM25 recall"),
+                         ("edaqa_no_identifiers", "without identifier recall"),
+                         ("edaqa_no_dense", "without dense chunk recall"),
+                         ("edaqa_no_units", "without the functional-unit path"),
+                         ("edaqa_no_expansion", "without section-neighbour expansion"),
+                         ("edaqa_untrained", "with the base encoder instead of the trained one"),
+                         ("edaqa_no_bundles", "whole chunks instead of answer bundles"))),
     Method("bm25", "baseline", "BM25 over chunks", f"{_B}:make_bm25"),
     Method("dense", "baseline", "base encoder over chunks (the primary paper's Chunk RAG)",
            f"{_B}:make_dense"),

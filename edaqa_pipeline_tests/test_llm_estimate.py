@@ -1,8 +1,6 @@
-"""The pre-build token estimate (chars/4 heuristic unless tiktoken happens to be present)."""
+"""The pre-build token estimate (the project's one token count: characters / 4)."""
 
 from __future__ import annotations
-
-import importlib.util
 
 from edaqa_pipeline.llm import estimate_tokens
 
@@ -12,10 +10,9 @@ def test_estimate_counts_calls_and_tokens():
     est = estimate_tokens(prompts, completion_tokens_per_call=100, tool_schema_tokens=0)
     assert est["calls"] == 2
     assert est["completion_tokens_est"] == 200
-    if importlib.util.find_spec("tiktoken") is None:
-        assert est["method"] == "chars/4"
-        # 10 + 100 + 10 + 1 text tokens, plus 11 framing tokens per call
-        assert est["prompt_tokens"] == 121 + 2 * 11
+    assert est["method"] == "chars/4"
+    # 10 + 100 + 10 + 1 text tokens, plus 11 framing tokens per call
+    assert est["prompt_tokens"] == 121 + 2 * 11
 
 
 def test_estimate_of_nothing_is_zero():

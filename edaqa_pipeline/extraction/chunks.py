@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from edaqa_pipeline.model import stable_id
+from edaqa_pipeline.model import normalise_ws, stable_id
 
 DEFAULT_MAX_TOKENS = 400
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -113,8 +113,10 @@ def build_chunks(
         first, last = pieces[0], pieces[-1]
         text = _source_text(pieces)
         semantic = "\n".join(_semantic_text(p) for p in pieces)
-        dup = seen[semantic]
-        seen[semantic] += 1
+        # the counter keys on what the id hashes (whitespace-normalised), so two chunks that
+        # differ only in spacing get distinct ids
+        dup = seen[normalise_ws(semantic)]
+        seen[normalise_ws(semantic)] += 1
         bbox = None
         boxes = [p["bbox"] for p in pieces if p["bbox"]]
         if boxes:

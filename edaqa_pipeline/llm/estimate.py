@@ -4,33 +4,25 @@
 (system, user) pairs here. Without a tokenizer we use the common heuristic of about four
 characters per token for English/code text (OpenAI's rule of thumb; it tends to
 under-count for dense code and non-English text, so treat the result as a lower-ish bound),
-plus a per-call overhead for chat framing and the tool (JSON schema) definition that
-``Mode.TOOLS`` sends with every call. If ``tiktoken`` happens to be installed it is used for
-the text part instead. Completion tokens are a flat per-call guess: structured outputs are
+the project's one token count (``text.counting.approx_tokens``), plus a per-call overhead for
+chat framing and the tool (JSON schema) definition that ``Mode.TOOLS`` sends with every call.
+Completion tokens are a flat per-call guess: structured outputs are
 short records, not essays.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Iterable
 
-CHARS_PER_TOKEN = 4
+from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, approx_tokens
+
 MESSAGE_OVERHEAD_TOKENS = 4  # per chat message (role, separators), per OpenAI's cookbook
 TOOL_SCHEMA_TOKENS = 150  # typical size of a small response-model tool definition
 COMPLETION_TOKENS_PER_CALL = 200
 
 
 def _counter() -> tuple[Callable[[str], int], str]:
-    if importlib.util.find_spec("tiktoken") is not None:
-        try:
-            import tiktoken
-
-            enc = tiktoken.get_encoding("cl100k_base")
-            return (lambda text: len(enc.encode(text))), "tiktoken:cl100k_base"
-        except Exception:  # no cached encoding file offline, etc.
-            pass
-    return (lambda text: -(-len(text) // CHARS_PER_TOKEN)), f"chars/{CHARS_PER_TOKEN}"
+    return approx_tokens, f"chars/{CHARS_PER_TOKEN}"
 
 
 def estimate_tokens(
