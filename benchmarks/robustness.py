@@ -1,7 +1,7 @@
 """Robustness of the ``techdoc`` retriever (the paper's Table 10) on ORD-QA.
 
 Experiment 2A, identifier corruption: OCR-like confusions (l->1, o->0, m->rn, _->space, ...;
-``elements.corruption.corrupt_text``) hit each identifier-like token of the parsed text (commands,
+``evaluation.corruption.corrupt_text``) hit each identifier-like token of the parsed text (commands,
 options, parameter names, message ids, table/figure/section labels) with probability p. The
 element graph, its identifier view, its summaries (re-embedded) and its edges are rebuilt from
 the damaged text, as a damaged parse would produce them; the raw evidence handed to the
@@ -19,21 +19,19 @@ measured on the clean graph. Levels 0/5/10/20/30%, averaged over ``--seeds`` see
         --qa ../shared/benchmarks/ord-qa.jsonl \\
         --source-map ../shared/benchmarks/ord-qa.source_map.json [--seeds 3] [--json out.json]
 
-Query vectors are computed once and reused across levels (the queries never change);
-summary vectors are cached by summary text (``--vector-cache``), so only summaries that a
-corruption level changes are encoded again.
+Vectors go through the shared ``retrieval.embedder.Embedder`` (``--vector-cache``: its known
+vectors as Parquet): query vectors are computed once and reused across levels (the queries
+never change), and a summary is encoded again only when a corruption level changes its text.
 
 ``--latency`` instead measures per-query latency on the same questions, round-robin with
 ``bm25``, ``dense`` and ``hybrid_rrf`` (so machine load hits every method alike): techdoc
 end to end (query encoding included, as ``edaqa eval`` times it), techdoc without the query
-encoding (vector precomputed), the query encoding alone, and techdoc with the LanceDB
-full-text index instead of the in-memory BM25 when the storage has the ``elements`` table.
+encoding (vector precomputed) and the query encoding alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -45,13 +43,16 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
+import polars as pl
 
 from edaqa_pipeline.evaluation import corruption
 from edaqa_pipeline.evaluation import element_metrics as em
 from edaqa_pipeline.evaluation import metrics as m
 from edaqa_pipeline.evaluation.qa import QAItem, load_qa
-from edaqa_pipeline.graphs.elements import graph
-from edaqa_pipeline.methods.techdoc.retriever import ElementIndex, TechDocRetriever, Weights
+from edaqa_pipeline.graphs.elements import graph, store
+from edaqa_pipeline.graphs.elements.index import ElementIndex
+from edaqa_pipeline.methods.techdoc.retriever import TechDocRetriever
+from edaqa_pipeline.retrieval.embedder import VECTOR_KEY_COLUMNS, Embedder, text_hash, vector_series
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 from edaqa_pipeline.storage.tables import read_partitions
 from edaqa_pipeline.text import identifiers
@@ -59,33 +60,34 @@ from edaqa_pipeline.text import identifiers
 LEVELS = (0, 5, 10, 20, 30)
 
 
-class CachedEncoder:
-    """The base encoder with a text -> vector cache (queries and summaries recur)."""
+def load_embedder(snapshot: IndexSnapshot, path: Path | None) -> Embedder:
+    """The shared Embedder, knowing the vectors saved at ``path`` by an earlier run and the
+    summary vectors of the index (LanceDB ``elements``)."""
+    previous = pl.read_parquet(path) if path is not None and path.is_file() else None
+    stored = store.stored_vectors(snapshot.lancedb_uri)
+    if stored is not None:
+        stored = stored.rename({"element_id": "item_id"})
+    return Embedder.from_frames(snapshot.base, previous, stored)
 
-    def __init__(self, base: Any, path: Path | None) -> None:
-        self.base = base
-        self.path = path
-        self.cache: dict[str, np.ndarray] = {}
-        if path is not None and path.is_file():
-            self.cache = dict(np.load(path, allow_pickle=True)["d"].item())
-        self.encoded = 0
 
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+def save_embedder(embedder: Embedder, path: Path | None) -> None:
+    if path is None or not embedder.known:
+        return
+    keys = list(embedder.known)
+    frame = pl.DataFrame([list(col) for col in zip(*keys, strict=True)],
+                         schema={c: pl.String() for c in VECTOR_KEY_COLUMNS}, orient="col")
+    vectors = np.stack([embedder.known[k] for k in keys])
+    frame.with_columns(vector_series("vector", vectors, vectors.shape[1])).write_parquet(path)
+
+
+class QueryEncoder:
+    """Query vectors through the Embedder (kind ``query``, keyed by the query's hash)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        todo = sorted({t for t in texts if self.key(t) not in self.cache})
-        if todo:
-            for text, vec in zip(todo, self.base.encode(todo), strict=True):
-                self.cache[self.key(text)] = vec
-            self.encoded += len(todo)
-            self.save()
-        return np.stack([self.cache[self.key(t)] for t in texts]) if texts else np.zeros((0, 384), np.float32)
-
-    def save(self) -> None:
-        if self.path is not None:
-            np.savez(self.path, d=np.array(self.cache, dtype=object))
+        return self.embedder.embed("query", [text_hash(t) for t in texts], texts)
 
 
 def load_blocks(storage: Path, documents: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -136,30 +138,26 @@ def evaluate(retriever: TechDocRetriever, items: list[QAItem], view: em.ElementG
     return {k: sum(v) / len(v) for k, v in sums.items()}
 
 
-def build(nodes_rows: list[dict[str, Any]], edges: list[dict[str, Any]], encoder: CachedEncoder) -> ElementIndex:
+def build(nodes_rows: list[dict[str, Any]], edges: list[dict[str, Any]], embedder: Embedder) -> ElementIndex:
     nodes, edge_df = graph.frames(nodes_rows, edges)
-    vectors = encoder.encode(nodes["summary"].to_list())
-    return ElementIndex(nodes, edge_df, vectors, Weights())
+    return ElementIndex(nodes, edge_df, store.embed_summaries(nodes, embedder))
 
 
-def latency(storage: Path, items: list[QAItem], encoder: CachedEncoder, rounds: int) -> int:
-    from edaqa_pipeline.graphs.elements import store
-    from edaqa_pipeline.methods.techdoc.retriever import make_techdoc_retriever
+def latency(storage: Path, items: list[QAItem], embedder: Embedder, rounds: int) -> int:
     from edaqa_pipeline.registry import make_retriever
 
     snapshot = IndexSnapshot.load(storage)
-    nodes, edges, from_assets = store.load_graph(snapshot.storage, snapshot.documents)
-    index = ElementIndex(nodes, edges, encoder.encode(nodes["summary"].to_list()), Weights())
+    nodes, edges, _ = store.load_graph(snapshot.storage, snapshot.documents)
+    index = ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder))
+    queries = QueryEncoder(embedder)
     methods: dict[str, Any] = {
         "techdoc": TechDocRetriever(index, snapshot.base),
-        "techdoc (query vector given)": TechDocRetriever(index, encoder, parallel_encode=False),
+        "techdoc (query vector given)": TechDocRetriever(index, queries, parallel_encode=False),
         "bm25": make_retriever("bm25", snapshot),
         "dense": make_retriever("dense", snapshot),
         "hybrid_rrf": make_retriever("hybrid_rrf", snapshot),
     }
-    if from_assets:
-        methods["techdoc lexical=lancedb"] = make_techdoc_retriever(snapshot, lexical="lancedb")
-    encoder.encode([it.question for it in items])
+    queries.encode([it.question for it in items])
     times: dict[str, list[float]] = {name: [] for name in [*methods, "query encoding alone"]}
     for r in methods.values():
         r.retrieve("warm up", 10)
@@ -188,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--levels", default=",".join(map(str, LEVELS)))
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--experiments", default="2A,2B")
-    ap.add_argument("--vector-cache", default="/tmp/edaqa_techdoc_vectors.npz")
+    ap.add_argument("--vector-cache", default="/tmp/edaqa_techdoc_vectors.parquet")
     ap.add_argument("--json", default="")
     ap.add_argument("--latency", type=int, default=0, metavar="ROUNDS",
                     help="measure latency (ROUNDS passes over the questions) instead")
@@ -196,14 +194,18 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     snapshot = IndexSnapshot.load(Path(args.storage))
-    items = load_qa(args.qa, source_map=args.source_map)
-    encoder = CachedEncoder(snapshot.base, Path(args.vector_cache) if args.vector_cache else None)
+    items = load_qa(args.qa, source_map=args.source_map or None)
+    cache = Path(args.vector_cache) if args.vector_cache else None
+    embedder = load_embedder(snapshot, cache)
+    queries = QueryEncoder(embedder)
     if args.latency:
-        return latency(Path(args.storage), items, encoder, args.latency)
+        status = latency(Path(args.storage), items, embedder, args.latency)
+        save_embedder(embedder, cache)
+        return status
     blocks = load_blocks(snapshot.storage, snapshot.documents)
     clean_rows, clean_edges = graph.build_corpus(blocks)
     view = em.ElementGraphView(*graph.frames(clean_rows, clean_edges))
-    encoder.encode([it.question for it in items])  # query vectors once
+    queries.encode([it.question for it in items])  # query vectors once
     levels = [int(x) for x in args.levels.split(",") if x]
     results: dict[str, dict[int, dict[str, float]]] = {"2A": {}, "2B": {}}
     for level in levels:
@@ -218,8 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                     rng = random.Random(f"dropout:{seed}")
                     rows = clean_rows
                     edges = [e for e in clean_edges if rng.random() >= level / 100]
-                index = build(rows, edges, encoder)
-                retriever = TechDocRetriever(index, encoder, parallel_encode=False)
+                index = build(rows, edges, embedder)
+                save_embedder(embedder, cache)
+                retriever = TechDocRetriever(index, queries, parallel_encode=False)
                 runs.append(evaluate(retriever, items, view))
                 if level == 0:
                     break  # no randomness at 0%
@@ -253,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             (a, "rehr@10_L0"), (a, "ref_recall@2048t"), (a, "doc_recall@5"),
             (b, "ecr"), (b, "ref_recall@2048t"), (b, "doc_recall@5"))]
         print(f"| {level}% | " + " | ".join(cells) + " |")
-    print(f"\nsummaries encoded this run: {encoder.encoded}; wall time {time.perf_counter() - started:.0f} s")
+    print(f"\ntexts encoded this run: {embedder.encoded}; wall time {time.perf_counter() - started:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"levels": levels, "seeds": args.seeds, "results": results}, indent=2))
     return 0

@@ -7,8 +7,9 @@
 * ``element_graph`` (cross-document): every edge of the corpus (in-document edges plus links
   between manuals, cross-document ``same_identifier``, ``version_of`` / ``supersedes`` when two
   versions of a document are indexed together); writes the LanceDB table ``elements``
-  (identifier view with a full-text index, summaries and their vectors, re-embedding only
-  changed summaries). Stored as ``STORAGE/tables/element_graph.parquet``.
+  (identifier view, summaries and their vectors; the shared ``Embedder`` reuses the vector of
+  every element whose summary and encoder are unchanged and encodes the rest in one batch).
+  Stored as ``STORAGE/tables/element_graph.parquet``.
 
 Blocking checks on both: no dangling edge, every node has provenance, ``step_next`` forms
 chains; and the LanceDB table must hold exactly one row per element.
@@ -31,7 +32,7 @@ from dagster import (
     asset,
 )
 
-from edaqa_pipeline.assets.partitions import documents_partitions
+from edaqa_pipeline.assets.per_document import document_asset
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
 from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.graphs.elements import graph, store, summaries
@@ -66,8 +67,8 @@ def _counts(prefix: str, values: list[str]) -> dict[str, int]:
     return {f"{prefix}_{k}": v for k, v in sorted(Counter(values).items())}
 
 
-@asset(
-    partitions_def=documents_partitions,
+@document_asset(
+    code_version="1",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=_specs("elements"),
@@ -104,8 +105,8 @@ def elements(context: AssetExecutionContext, parsed_documents: pl.DataFrame, llm
                  AssetCheckSpec("index_matches_elements", asset="element_graph", blocking=True,
                                 description="LanceDB `elements` holds one row per element")],
     description="Every edge of the element graph (in-document + cross-document: links between "
-    "manuals, shared identifiers, versions); LanceDB `elements` (identifier view with a "
-    "full-text index, summaries and their vectors).",
+    "manuals, shared identifiers, versions); LanceDB `elements` (identifier view, summaries "
+    "and their vectors, keyed by summary hash and encoder).",
 )
 def element_graph(elements: dict[str, pl.DataFrame], settings: PipelineSettings) -> Iterator:
     cfg = settings.settings()
@@ -115,9 +116,10 @@ def element_graph(elements: dict[str, pl.DataFrame], settings: PipelineSettings)
     graph.apply_versions(rows, labels)
     nodes = graph.frames(rows, [])[0]
     edges = graph.frames([], graph.document_edges(rows) + cross)[1]
-    known = store.known_vectors(cfg.lancedb_uri)
-    vectors, encoded = store.embed_summaries(nodes, base_encoder(cfg.encoder_path), known)
-    store.write_lance(cfg.lancedb_uri, nodes, vectors)
+    encoder = base_encoder(cfg.encoder_path)
+    embedder = store.summary_embedder(encoder, cfg.lancedb_uri)
+    vectors = store.embed_summaries(nodes, embedder)
+    store.write_lance(cfg.lancedb_uri, nodes, vectors.reshape(-1, encoder.dim), encoder.encoder_id)
     table = lance_store.read_table(cfg.lancedb_uri, store.ELEMENT_TABLE)
     lance_rows = table.num_rows if table is not None else 0
     yield Output(
@@ -127,8 +129,9 @@ def element_graph(elements: dict[str, pl.DataFrame], settings: PipelineSettings)
             "elements": nodes.height,
             "documents": len(elements),
             "versioned_documents": len(labels),
-            "summaries_embedded": encoded,
-            "summaries_reused": nodes.height - encoded,
+            "summaries_embedded": embedder.encoded,
+            "summaries_reused": embedder.reused,
+            "encoder_id": encoder.encoder_id,
             **_counts("relation", edges["relation"].to_list()),
             "cross_document_rules": MetadataValue.json(
                 dict(Counter(edges.filter(pl.col("scope") == "corpus")["rule"].to_list()))),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import re
 
+from edaqa_pipeline.text import identifiers
+
 OCR_SUBS = {
     "l": "1", "1": "l", "i": "l", "o": "0", "0": "o", "O": "0", "s": "5", "S": "5", "e": "c",
     "a": "o", "g": "q", "B": "8", "m": "rn", "_": " ", "-": "~", "t": "f", "n": "h", "c": "e",
@@ -23,10 +25,16 @@ def corrupt_identifier(ident: str, rng: random.Random) -> str:
     return "".join(chars)
 
 
-ANCHOR_TOKEN = re.compile(
-    r"(?<![\w\-])(--?[a-zA-Z][\w]+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
-    r"|[A-Z]{2,5}-\d{3,5}|(?:Table|Figure|Fig\.|Section)\s+\d+(?:\.\d+)*)(?![\w])"
-)
+def _union(*patterns: re.Pattern[str]) -> re.Pattern[str]:
+    """One pattern matching any of ``patterns`` (each keeps its own flags)."""
+    parts = [f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})" for p in patterns]
+    return re.compile("|".join(parts))
+
+
+# Identifier-like tokens, by the shared definitions (``text.identifiers``): options, snake_case
+# commands and parameters, UPPER_CASE variables, message ids, table/figure/section labels.
+ANCHOR_TOKEN = _union(identifiers.OPTION, identifiers.SNAKE, identifiers.VARIABLE,
+                      identifiers.MESSAGE_ID, identifiers.LABEL_REF)
 
 
 def corrupt_text(text: str, rate: float, rng: random.Random) -> str:

@@ -14,18 +14,10 @@ from collections.abc import Iterable
 from itertools import pairwise
 from typing import Any
 
-from edaqa_pipeline.graphs.elements.document_graph import (
-    LINKABLE_KINDS,
-    MAX_IDENTIFIER_DOCS,
-    YEAR,
-    build_document,
-    definition_rank,
-    edge_row,
-    option_rows,
-    row_key,
-    slug,
-    split_cells,
-)
+from edaqa_pipeline.graphs.elements.document_graph import build_document
+from edaqa_pipeline.graphs.elements.link_rules import definition_rank, option_rows
+from edaqa_pipeline.graphs.elements.rules import YEAR, row_key, slug, split_cells
+from edaqa_pipeline.graphs.elements.schema import LINKABLE_KINDS, MAX_IDENTIFIER_DOCS, edge_row
 from edaqa_pipeline.model import normalise_ws
 from edaqa_pipeline.text import identifiers
 
@@ -34,6 +26,7 @@ def version_roots(documents: Iterable[str]) -> dict[str, str]:
     """Version label per document when the corpus holds several versions: a top-level folder
     is a version root when some document exists (same relative path) under it and under
     another top-level folder; every document under a version root gets the folder name."""
+    documents = sorted(documents)  # a set's order depends on the hash seed: outputs must not
     by_rest: dict[str, set[str]] = defaultdict(set)
     for doc in documents:
         if "/" in doc:
@@ -133,10 +126,10 @@ def version_edges(rows_by_doc: dict[str, list[dict[str, Any]]], labels: dict[str
     section path; rows by section path + first cell; other elements by section path + type +
     position among the elements of that type in the section."""
     groups: dict[str, list[str]] = defaultdict(list)
-    for doc in labels:
+    for doc in sorted(labels):
         groups[doc.split("/", 1)[1]].append(doc)
     out = []
-    for docs in groups.values():
+    for _, docs in sorted(groups.items()):
         ordered = sorted(docs, key=lambda d: version_rank(labels[d]), reverse=True)  # newest first
         for newer, older in pairwise(ordered):
             keyed: dict[tuple[Any, ...], dict[str, Any]] = {}

@@ -51,10 +51,12 @@ referential
   ``version_of``    corresponding elements of two versions of one document (same file under
   ``supersedes``    two corpus roots): newer -> older; ``supersedes`` when the text changed.
 
-``build_document`` (``document_graph.py``) makes a document's nodes and its in-document edges
-(per-document asset); ``corpus_edges`` (``corpus_graph.py``) adds the cross-document edges
-(links between manuals, cross-document ``same_identifier``, versions); ``graph_checks.py``
-holds the checks. This module is the package's one import point for all three.
+``build_document`` (``document_graph.py``, running the rule groups of ``node_rules.py`` and
+``link_rules.py`` over a ``builder.DocumentBuilder``; patterns in ``rules.py``, schemas in
+``schema.py``) makes a document's nodes and its in-document edges (per-document asset);
+``corpus_edges`` (``corpus_graph.py``) adds the cross-document edges (links between manuals,
+cross-document ``same_identifier``, versions); ``graph_checks.py`` holds the checks. This
+module is the package's one import point for all of them.
 """
 
 
@@ -69,7 +71,26 @@ from edaqa_pipeline.graphs.elements.corpus_graph import (
     version_rank,
     version_roots,
 )
-from edaqa_pipeline.graphs.elements.document_graph import (
+from edaqa_pipeline.graphs.elements.document_graph import build_document
+from edaqa_pipeline.graphs.elements.graph_checks import (
+    dangling_edge_problems,
+    frames,
+    graph_problems,
+    provenance_problems,
+    step_chain_problems,
+)
+from edaqa_pipeline.graphs.elements.link_rules import definition_rank, identifier_links, option_rows
+from edaqa_pipeline.graphs.elements.rules import (
+    YEAR,
+    clause_label,
+    document_version,
+    first_word,
+    is_auxiliary_heading,
+    row_key,
+    slug,
+    split_cells,
+)
+from edaqa_pipeline.graphs.elements.schema import (
     EDGE_STRUCT,
     EDGES_SCHEMA,
     ELEMENT_TYPES,
@@ -82,26 +103,7 @@ from edaqa_pipeline.graphs.elements.document_graph import (
     RELATIONS,
     SAME_SECTION_WINDOW,
     STRUCTURAL,
-    YEAR,
-    build_document,
-    clause_label,
-    definition_rank,
-    document_version,
     edge_row,
-    first_word,
-    identifier_links,
-    is_auxiliary_heading,
-    option_rows,
-    row_key,
-    slug,
-    split_cells,
-)
-from edaqa_pipeline.graphs.elements.graph_checks import (
-    dangling_edge_problems,
-    frames,
-    graph_problems,
-    provenance_problems,
-    step_chain_problems,
 )
 
 __all__ = [

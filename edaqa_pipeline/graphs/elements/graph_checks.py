@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from edaqa_pipeline.graphs.elements.document_graph import (
+from edaqa_pipeline.graphs.elements.schema import (
     EDGES_SCHEMA,
     ELEMENT_TYPES,
     ELEMENTS_SCHEMA,

@@ -1,90 +1,43 @@
-"""The element index TechDocRAG searches: per-element BM25 over the identifier view, summary
-vectors, the typed adjacency of the element graph, and each element's coverage and scope.
+"""The element graph loaded for querying: the identifier view as a ``LexicalIndex``, the
+identifier postings and vocabulary, summary vectors, typed adjacency, and each element's
+coverage and clause scope.
 
-Built once per storage snapshot by ``make_techdoc_retriever``; ``Weights`` holds every
-number the ranking depends on (the retriever module says how they were chosen).
+Any method may search it (TechDocRAG's ``techdoc``, the ``edaqa`` default): ``load_index``
+builds one from an ``IndexSnapshot``; ``recall``, ``expansion`` and ``bundles`` are the
+steps that read it. It holds no method's weights: ``k1`` / ``b`` of the identifier view's
+BM25 are the only numbers, and they default to the shared ``LexicalIndex`` ones.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import defaultdict
+from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
-from edaqa_pipeline.graphs.elements import graph
+from edaqa_pipeline.graphs.elements.rules import is_auxiliary_heading
+from edaqa_pipeline.retrieval.lexical import LexicalIndex
 from edaqa_pipeline.text import identifiers
-from edaqa_pipeline.text import tokens as text_tokens
+from edaqa_pipeline.text.tokens import tokens
 
-
-@dataclass(frozen=True)
-class Weights:
-    """Every number the ranking depends on (module docstring)."""
-
-    lam_bm25: float = 1.0
-    lam_id: float = 0.5
-    lam_meta: float = 0.3
-    alpha: float = 0.5
-    beta: float = 0.35
-    gamma: float = 0.15
-    hop_decay: float = 0.5
-    top_k: int = 10  # identifier recall
-    top_l: int = 5  # summary rerank
-    bm25_depth: int = 50
-    fanout: int = 8
-    max_expanded: int = 300
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-
-
-@dataclass
-class Member:
-    node: int
-    role: str
-    relation: str
-    header_only: bool = False
-
-
-class BM25:
-    """Okapi BM25 over token lists as one sparse matrix (query = a sum of columns)."""
-
-    def __init__(self, docs: Sequence[Sequence[str]], k1: float, b: float) -> None:
-        self.vocab: dict[str, int] = {}
-        rows, cols, vals = [], [], []
-        lengths = np.array([len(d) for d in docs], dtype=np.float64)
-        avg = float(lengths.mean()) if len(docs) else 1.0
-        df: Counter[int] = Counter()
-        counts = []
-        for d in docs:
-            c = Counter(self.vocab.setdefault(t, len(self.vocab)) for t in d)
-            counts.append(c)
-            df.update(c.keys())
-        n = len(docs)
-        for i, c in enumerate(counts):
-            norm = k1 * (1 - b + b * lengths[i] / (avg or 1.0))
-            for col, tf in c.items():
-                idf = math.log(1 + (n - df[col] + 0.5) / (df[col] + 0.5))
-                rows.append(i)
-                cols.append(col)
-                vals.append(idf * tf * (k1 + 1) / (tf + norm))
-        self.matrix = sparse.csc_matrix((vals, (rows, cols)), shape=(n, max(len(self.vocab), 1)))
-
-    def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
-        cols = sorted({self.vocab[t] for t in query_tokens if t in self.vocab})
-        if not cols:
-            return np.zeros(self.matrix.shape[0], dtype=np.float64)
-        return np.asarray(self.matrix[:, cols].sum(axis=1)).ravel()
+SECTION_TYPES = ("section", "clause")
 
 
 class ElementIndex:
-    """The element graph and its three views, loaded for querying."""
+    """The element graph and its three views (identifiers, summary vectors, raw text).
 
-    def __init__(self, nodes: pl.DataFrame, edges: pl.DataFrame, vectors: np.ndarray, weights: Weights) -> None:
+    Nodes are positions 0..n-1 in (document, ordinal) order, so the nodes of one document
+    are contiguous and in reading order. ``adj[i]`` lists ``(neighbour, relation, outgoing)``
+    for every edge touching ``i``; ``children`` (``contains``, reading order), ``parts``
+    (table -> rows, figure table -> caption cells), ``captions`` (target -> captions) and
+    ``table_of`` (row -> table) are the structural shortcuts bundling needs."""
+
+    def __init__(self, nodes: pl.DataFrame, edges: pl.DataFrame, vectors: np.ndarray, *,
+                 k1: float = 1.2, b: float = 0.75) -> None:
         nodes = nodes.sort(["document", "ordinal"])
+        if len(vectors) != nodes.height:
+            raise ValueError(f"{len(vectors)} summary vectors for {nodes.height} elements")
         self.nodes = nodes
         self.ids: list[str] = nodes["element_id"].to_list()
         self.row = {e: i for i, e in enumerate(self.ids)}
@@ -104,27 +57,26 @@ class ElementIndex:
         self.version: list[str] = nodes["version"].to_list()
         self.identifiers: list[list[str]] = nodes["identifiers"].to_list()
         self.section: list[int] = [self.row.get(s, -1) if s else -1 for s in nodes["section_id"].to_list()]
-        self.vectors = vectors
-        # adjacency: node -> [(neighbour, relation, outgoing)]
+        self.vectors = np.asarray(vectors, dtype=np.float32)
         self.adj: list[list[tuple[int, str, bool]]] = [[] for _ in range(n)]
-        self.children: list[list[int]] = [[] for _ in range(n)]  # contains, in reading order
-        self.parts: list[list[int]] = [[] for _ in range(n)]  # table -> rows, figure -> captions
-        self.captions: dict[int, list[int]] = defaultdict(list)  # target -> captions
+        self.children: list[list[int]] = [[] for _ in range(n)]
+        self.parts: list[list[int]] = [[] for _ in range(n)]
+        self.captions: dict[int, list[int]] = defaultdict(list)
         for src, dst, rel in edges.select("src", "dst", "relation").iter_rows():
-            a, b = self.row.get(src), self.row.get(dst)
-            if a is None or b is None:
+            a, b_ = self.row.get(src), self.row.get(dst)
+            if a is None or b_ is None:
                 continue
-            self.adj[a].append((b, rel, True))
-            self.adj[b].append((a, rel, False))
+            self.adj[a].append((b_, rel, True))
+            self.adj[b_].append((a, rel, False))
             if rel == "contains":
-                self.children[a].append(b)
+                self.children[a].append(b_)
                 if self.type[a] == "table":
-                    self.parts[a].append(b)
+                    self.parts[a].append(b_)
             elif rel == "caption_of":
-                self.captions[b].append(a)
-                if self.doc[a] == self.doc[b] and self.start[a] is not None and self.start[b] is not None \
-                        and self.start[b] <= self.start[a] <= (self.end[b] or 0):
-                    self.parts[b].append(a)  # caption cells inside a figure table
+                self.captions[b_].append(a)
+                if self.doc[a] == self.doc[b_] and self.start[a] is not None and self.start[b_] is not None \
+                        and self.start[b_] <= self.start[a] <= (self.end[b_] or 0):
+                    self.parts[b_].append(a)  # caption cells inside a figure table
         for lst in (*self.children, *self.parts):
             lst.sort(key=lambda j: (self.ordinal[j], j))
         self.table_of = [-1] * n
@@ -132,8 +84,8 @@ class ElementIndex:
             for r in rows:
                 if self.type[t] == "table":
                     self.table_of[r] = t
-        # identifier view: BM25 + postings + vocabulary
-        self.bm25 = BM25([text_tokens.tokens(v) for v in nodes["id_view"].to_list()], weights.bm25_k1, weights.bm25_b)
+        # the identifier view: one BM25 document per element (the shared ranker and tokens)
+        self.lexical = LexicalIndex(token_lists=[tokens(v) for v in nodes["id_view"].to_list()], k1=k1, b=b)
         postings: dict[str, list[int]] = defaultdict(list)
         for i, ids in enumerate(self.identifiers):
             for ident in ids:
@@ -143,36 +95,46 @@ class ElementIndex:
         self.meta_tokens: list[frozenset[str]] = []
         for path, doc, version in zip(nodes["section_path"].to_list(), self.doc, self.version, strict=True):
             stem = doc.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-            self.meta_tokens.append(frozenset(text_tokens.tokens(" ".join([*(path or []), stem, version or ""]))))
-        self.doc_of_position: dict[str, list[int]] = defaultdict(list)
+            self.meta_tokens.append(frozenset(tokens(" ".join([*(path or []), stem, version or ""]))))
+        self.doc_start: dict[str, int] = {}
         for i, d in enumerate(self.doc):
-            self.doc_of_position[d].append(i)
+            self.doc_start.setdefault(d, i)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    # -- coverage and spans --------------------------------------------------------------
+    # -- what an element shows -----------------------------------------------------------
 
-    def coverage(self, member: Member) -> frozenset[int]:
-        """Node positions whose text a member shows (a whole table shows its rows too)."""
-        if member.header_only:
-            return frozenset({member.node})
-        return frozenset({member.node, *self.parts[member.node]})
+    def coverage(self, node: int, header_only: bool = False) -> frozenset[int]:
+        """Node positions whose text ``node`` shows (a whole table shows its rows too)."""
+        if header_only:
+            return frozenset({node})
+        return frozenset({node, *self.parts[node]})
 
-    def member_text(self, member: Member) -> str:
-        if member.header_only:
-            return self.header_raw[member.node]
-        return self.raw[member.node]
+    def text(self, node: int, header_only: bool = False) -> str:
+        """The raw evidence of ``node`` (a table's header lines when ``header_only``)."""
+        return self.header_raw[node] if header_only else self.raw[node]
 
-    def member_span(self, member: Member) -> tuple[int | None, int | None]:
-        if member.header_only:
-            return self.header_start[member.node], self.header_end[member.node]
-        return self.start[member.node], self.end[member.node]
+    def span(self, node: int, header_only: bool = False) -> tuple[int | None, int | None]:
+        """The line span of ``node``'s raw evidence (None for PDF elements)."""
+        if header_only:
+            return self.header_start[node], self.header_end[node]
+        return self.start[node], self.end[node]
+
+    def node_at(self, document: str, ordinal: int) -> int:
+        """The position of the element with ``ordinal`` in ``document`` (-1 if none)."""
+        base = self.doc_start.get(document)
+        if base is None:
+            return -1
+        i = base + ordinal
+        return i if i < len(self.ids) and self.doc[i] == document and self.ordinal[i] == ordinal else -1
+
+    # -- scopes --------------------------------------------------------------------------
 
     def clause_scope(self, i: int) -> int:
         """The nearest section at or above ``i`` that is not a generic subheading."""
-        s = i if self.type[i] in ("section", "clause") else self.section[i]
-        while s != -1 and graph.is_auxiliary_heading(self.heading[s]) and self.section[s] != -1:
+        s = i if self.type[i] in SECTION_TYPES else self.section[i]
+        while s != -1 and is_auxiliary_heading(self.heading[s]) and self.section[s] != -1:
             s = self.section[s]
         return s
 
@@ -181,8 +143,20 @@ class ElementIndex:
         (a clause contains its subclauses) with their elements."""
         out = [s]
         for child in self.children[s]:
-            if self.type[child] in ("section", "clause"):
+            if self.type[child] in SECTION_TYPES:
                 out += self.scope_members(child)
             else:
                 out.append(child)
         return out
+
+
+def load_index(snapshot: Any, *, k1: float = 1.2, b: float = 0.75) -> ElementIndex:
+    """The element index of an ``IndexSnapshot``: the element tables of ``snapshot.storage``
+    (rebuilt from its parsed documents when the element assets were not materialised) and the
+    summary vectors stored in LanceDB ``elements`` under ``snapshot.base``; summaries the
+    table lacks (or holds under another encoder) are encoded now, in one batch."""
+    from edaqa_pipeline.graphs.elements import store
+
+    nodes, edges, _ = store.load_graph(snapshot.storage, list(snapshot.documents))
+    embedder = store.summary_embedder(snapshot.base, snapshot.lancedb_uri)
+    return ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder), k1=k1, b=b)

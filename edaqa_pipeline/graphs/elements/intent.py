@@ -23,9 +23,14 @@ definition             what is|are|does / meaning / define / definition / purpos
 default                anything else
 =====================  ==================================================================
 
-With an LLM configured the ``query_intent`` task can replace the rules (``analyze(..., llm=)``);
-the retriever uses the rules by default because a per-query model call would dominate the
-20 ms latency budget.
+With a model configured (``analyze(query, llm=client)`` with a non-offline ``LLMClient``) the
+``query_intent`` task decides the intent and adds the identifiers it names to those the rules
+find; offline (``llm=None`` or the offline provider, the default) the rules decide. A model
+call per query costs far more than the rest of a retrieval (about 2 ms without the query
+encoding), which is why the rules stay the default.
+
+Identifiers come from ``text.identifiers.query_identifiers`` and search tokens from
+``text.tokens.tokens``: the same definitions the element views were built with.
 
 Policies (Table 1; ``default`` is ours: the paper has no default row):
 
@@ -72,7 +77,7 @@ class Policy:
     max_hops: int
     primary: tuple[str, ...]
     type_prior: Mapping[str, float] = field(default_factory=dict)
-    bundle: tuple[str, ...] = ()  # bundle members, in priority order (see retriever.bundle)
+    bundle: tuple[str, ...] = ()  # bundle roles in priority order (``bundles.ROLES``)
 
 
 _PRIOR_BASE = {
@@ -173,7 +178,7 @@ def rule_intent(query: str) -> str:
 
 @dataclass(frozen=True)
 class QueryAnalysis:
-    """(k_q, z_q) of equation (8); e_q is computed by the retriever (it owns the encoder)."""
+    """(k_q, z_q) of equation (8); e_q is computed by the caller (it owns the encoder)."""
 
     query: str
     identifiers: tuple[str, ...]
@@ -224,7 +229,8 @@ def analyze(query: str, llm: Any = None) -> QueryAnalysis:
         register_query_task()
         result = llm.complete_structured(QUERY_TASK, {"query": query}, QueryIntent)
         intent = result.intent
-        identifiers = list(dict.fromkeys([*identifiers, *(canonical(i) for i in result.identifiers)]))
+        named = [c for c in (canonical(i) for i in result.identifiers) if c]
+        identifiers = list(dict.fromkeys([*identifiers, *named]))
     return QueryAnalysis(
         query=query,
         identifiers=tuple(identifiers),

@@ -1,20 +1,25 @@
-"""Element tables on disk and in LanceDB: what the assets write and the retriever reads.
+"""Element tables on disk and in LanceDB: what the assets write and the index reads.
 
 * ``STORAGE/tables/elements/<document>.parquet``: element rows of one document
   (``graph.ELEMENTS_SCHEMA``), written by the per-document ``elements`` asset;
 * ``STORAGE/tables/element_graph.parquet``: every edge (``graph.EDGES_SCHEMA``; in-document
   and cross-document), written by ``element_graph``;
-* LanceDB table ``elements``: element id, document, the identifier view (full-text index),
-  the summary and its vector (all-MiniLM-L6-v2), written by ``element_graph``.
+* LanceDB table ``elements``: element id, document, type, the identifier view, the summary
+  and its vector with the vector's key (``text_hash`` of the summary, ``encoder_id``),
+  written by ``element_graph``.
 
-``load_graph`` reads them back; when an index has no element tables (built before the assets
-were registered) it builds the graph from the stored ``parsed_documents`` instead (1-2 s for
-the OpenROAD manuals) and leaves the summary vectors to the caller to encode.
+Summary vectors go through the shared ``retrieval.embedder.Embedder``: a vector is reused
+exactly when the same element has the same summary under the same encoder (key
+``(kind, element id, text hash, encoder id)``), so a rebuild re-encodes only changed
+summaries, a changed model re-encodes everything, and the width is the encoder's.
+
+``load_graph`` reads the tables back; when an index has no element tables (built before the
+assets were registered) it builds the graph from the stored ``parsed_documents`` instead
+(1-2 s for the OpenROAD manuals) and every summary is encoded when the index is loaded.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -24,81 +29,64 @@ import pyarrow as pa
 
 from edaqa_pipeline.graphs.elements import graph
 from edaqa_pipeline.retrieval import lance_store
+from edaqa_pipeline.retrieval.embedder import Embedder, text_hash
+from edaqa_pipeline.retrieval.encoders import Encoder
 from edaqa_pipeline.storage.tables import read_partitions, read_table
 
 ELEMENT_TABLE = "elements"
 ELEMENTS_ASSET = "elements"
 GRAPH_ASSET = "element_graph"
+SUMMARY_KIND = "element_summary"  # the Embedder kind of summary vectors
 
 
 def lance_schema(dim: int) -> pa.Schema:
-    return lance_store.table_schema("element_id", {"element_type": pa.string(), "id_view": pa.string(),
-                                    "summary": pa.string(), "summary_hash": pa.string()}, dim)
+    return lance_store.table_schema("element_id", {
+        "element_type": pa.string(), "id_view": pa.string(), "summary": pa.string(),
+        "text_hash": pa.string(), "encoder_id": pa.string()}, dim)
 
 
-def _matrix(table: pa.Table) -> np.ndarray:
-    width = table.schema.field("vector").type.list_size
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(flat, dtype=np.float32).reshape(-1, width)
-
-
-def summary_hash(summary: str) -> str:
-    return hashlib.sha256(summary.encode("utf-8")).hexdigest()[:16]
-
-
-def lance_rows(nodes: pl.DataFrame, vectors: np.ndarray) -> pa.Table:
+def lance_rows(nodes: pl.DataFrame, vectors: np.ndarray, encoder_id: str) -> pa.Table:
+    """The LanceDB rows of ``nodes`` (row-aligned ``vectors`` made by ``encoder_id``)."""
     rows = [
         {"element_id": r["element_id"], "document": r["document"], "element_type": r["element_type"],
-         "id_view": r["id_view"], "summary": r["summary"], "summary_hash": summary_hash(r["summary"])}
+         "id_view": r["id_view"], "summary": r["summary"], "text_hash": text_hash(r["summary"]),
+         "encoder_id": encoder_id}
         for r in nodes.select("element_id", "document", "element_type", "id_view", "summary").iter_rows(named=True)
     ]  # fmt: skip
     return lance_store.to_arrow(rows, vectors, lance_schema(vectors.shape[1]))
 
 
-def known_vectors(uri: str) -> dict[str, np.ndarray]:
-    """``element_id|summary_hash`` -> vector of what LanceDB holds now (for incremental
-    re-embedding: only elements whose summary changed are encoded again)."""
+def stored_vectors(uri: str) -> pl.DataFrame | None:
+    """The vectors LanceDB ``elements`` holds now, keyed (``kind``, ``element_id``,
+    ``text_hash``, ``encoder_id``) as ``Embedder.from_frames`` reads them; None when absent,
+    empty, or written before vectors carried their key."""
     table = lance_store.read_table(uri, ELEMENT_TABLE)
-    if table is None or table.num_rows == 0:
-        return {}
-    ids = table.column("element_id").to_pylist()
-    hashes = table.column("summary_hash").to_pylist()
-    vecs = _matrix(table)
-    return {f"{i}|{h}": vecs[n] for n, (i, h) in enumerate(zip(ids, hashes, strict=True))}
+    if table is None or table.num_rows == 0 or "text_hash" not in table.schema.names:
+        return None
+    frame = pl.from_arrow(table.select(["element_id", "text_hash", "encoder_id", "vector"]))
+    assert isinstance(frame, pl.DataFrame)
+    return frame.with_columns(pl.lit(SUMMARY_KIND).alias("kind"))
 
 
-def embed_summaries(nodes: pl.DataFrame, encoder: Any, known: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, int]:
-    """Summary vectors in node order, reusing ``known`` ones; returns (vectors, n_encoded)."""
-    known = known or {}
-    keys = [f"{i}|{summary_hash(s)}" for i, s in zip(nodes["element_id"], nodes["summary"], strict=True)]
-    todo = [n for n, key in enumerate(keys) if key not in known]
-    fresh = encoder.encode([nodes["summary"][n] for n in todo]) if todo else np.zeros((0, encoder.dim), np.float32)
-    out = np.zeros((len(keys), encoder.dim), dtype=np.float32)
-    for n, key in enumerate(keys):
-        if key in known:
-            out[n] = known[key]
-    for n, vec in zip(todo, fresh, strict=True):
-        out[n] = vec
-    return out, len(todo)
+def summary_embedder(encoder: Encoder, uri: str | None = None) -> Embedder:
+    """An ``Embedder`` that knows the summary vectors LanceDB ``elements`` holds at ``uri``."""
+    previous = stored_vectors(uri) if uri else None
+    return Embedder.from_frames(encoder, previous, id_column="element_id")
 
 
-def write_lance(uri: str, nodes: pl.DataFrame, vectors: np.ndarray) -> None:
+def embed_summaries(nodes: pl.DataFrame, embedder: Embedder) -> np.ndarray:
+    """Summary vectors in node order; the ones ``embedder`` does not know encoded in one batch."""
+    return embedder.embed(SUMMARY_KIND, nodes["element_id"].to_list(), nodes["summary"].to_list())
+
+
+def write_lance(uri: str, nodes: pl.DataFrame, vectors: np.ndarray, encoder_id: str) -> None:
     """Make LanceDB ``elements`` hold exactly ``nodes``."""
-    lance_store.replace_rows(uri, ELEMENT_TABLE, lance_schema(vectors.shape[1]), "element_id",
-                             lance_rows(nodes, vectors))
-
-
-def lance_vectors(uri: str, element_ids: list[str]) -> np.ndarray | None:
-    """Summary vectors for ``element_ids`` from LanceDB, or None if any is missing."""
+    schema = lance_schema(vectors.shape[1])
     table = lance_store.read_table(uri, ELEMENT_TABLE)
-    if table is None:
-        return None
-    ids = table.column("element_id").to_pylist()
-    vecs = _matrix(table)
-    row = {e: n for n, e in enumerate(ids)}
-    if any(e not in row for e in element_ids):
-        return None
-    return vecs[[row[e] for e in element_ids]] if element_ids else np.zeros((0, vecs.shape[1]), np.float32)
+    if table is not None and (table.schema.names != schema.names
+                              or table.schema.field("vector").type != schema.field("vector").type):
+        lance_store.connect(uri).drop_table(ELEMENT_TABLE)  # an older layout or another width
+    lance_store.replace_rows(uri, ELEMENT_TABLE, schema, "element_id", lance_rows(nodes, vectors, encoder_id))
 
 
 def load_graph(storage: Path, documents: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, bool]:

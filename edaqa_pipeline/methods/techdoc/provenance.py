@@ -1,5 +1,6 @@
 """Claim-level provenance Pi_q (TechDocRAG equation 15): each sentence of an answer lists the
-raw evidence (element ids) that supports it, by content-token overlap."""
+evidence that supports it (element ids, or evidence ids for items not built from elements),
+by content-token overlap; ``element_metrics.csr`` applies it to every method's evidence."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from edaqa_pipeline.text.sentences import split_sentences
 @dataclass(frozen=True)
 class Claim:
     text: str
-    evidence_ids: tuple[str, ...]  # element ids of the raw evidence supporting the claim
+    evidence_ids: tuple[str, ...]  # ids of the evidence supporting the claim (see claim_provenance)
 
     @property
     def supported(self) -> bool:
@@ -27,21 +28,28 @@ def _content_tokens(text: str) -> set[str]:
     return {t for t in text_tokens.tokens(text) if not t.isdigit() or len(t) > 1}
 
 
-def claim_provenance(answer: str, evidence: Sequence[EvidenceItem],
-                     element_texts: Mapping[str, str] | None = None, *, min_overlap: float = 0.5) -> list[Claim]:
-    """Pi_q: split the answer into claims (sentences) and list, for each, the raw evidence
-    that supports it. A piece of evidence supports a claim when it carries one of the claim's
-    identifiers and at least 30% of its content terms, or at least ``min_overlap`` of them.
-    Evidence ids are element ids (``EvidenceItem.chunk_id`` split on ``+``); with
-    ``element_texts`` each element of an item is tested on its own text."""
+def evidence_units(evidence: Sequence[EvidenceItem], element_texts: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(id, text) of each piece of evidence a claim can cite: with ``element_texts``, each
+    element of an item assembled from elements (``EvidenceItem.element_ids``) on its own
+    text; otherwise the item itself (``EvidenceItem.evidence_id``), whatever built it."""
     units: list[tuple[str, str]] = []
     for item in evidence:
-        ids = item.chunk_id.split("+")
-        if element_texts and all(i in element_texts for i in ids):
+        ids = item.element_ids
+        if ids and element_texts and all(i in element_texts for i in ids):
             units += [(i, element_texts[i]) for i in ids]
         else:
-            units += [(i, item.text) for i in ids[:1]] if len(ids) == 1 else [("+".join(ids), item.text)]
-    prepared = [(uid, _content_tokens(text), set(identifiers.extract_identifiers(text))) for uid, text in units]
+            units.append((item.evidence_id, item.text))
+    return units
+
+
+def claim_provenance(answer: str, evidence: Sequence[EvidenceItem],
+                     element_texts: Mapping[str, str] | None = None, *, min_overlap: float = 0.5) -> list[Claim]:
+    """Pi_q: split the answer into claims (sentences) and list, for each, the evidence that
+    supports it (``evidence_units``: element ids with ``element_texts``, else evidence ids).
+    A piece of evidence supports a claim when it carries one of the claim's identifiers and
+    at least 30% of its content terms, or at least ``min_overlap`` of them."""
+    prepared = [(uid, _content_tokens(text), set(identifiers.extract_identifiers(text)))
+                for uid, text in evidence_units(evidence, element_texts)]
     claims = []
     for sentence in split_sentences(answer):
         if not re.search(r"\w", sentence):
