@@ -32,8 +32,12 @@ def parse_set(spec: str) -> tuple[str, dict[str, object]]:
     for pair in filter(None, body.split(",")):
         key, _, raw = pair.partition("=")
         kind = types[key]
-        values[key] = (raw.lower() in ("1", "true", "yes")) if kind in (bool, "bool") else (
-            int(raw) if kind in (int, "int") else float(raw))
+        if kind in (bool, "bool"):
+            values[key] = raw.lower() in ("1", "true", "yes")
+        elif kind in (str, "str"):
+            values[key] = raw
+        else:
+            values[key] = int(raw) if kind in (int, "int") else float(raw)
     return name, values
 
 

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
+
+import numpy as np
 
 from edaqa_pipeline.methods.edaqa.focus import bundle
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.encoders import Encoder
 from edaqa_pipeline.retrieval.fusion import rrf
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderError
@@ -46,6 +49,7 @@ class EdaqaConfig:
     """Every number and switch the ranking depends on (set on the dev sets only)."""
 
     depth: int = 50  # candidates per recall path
+    fusion: str = "rrf"  # rrf | score
     rrf_k: int = 60
     w_lexical: float = 1.0
     w_identifier: float = 1.0
@@ -56,8 +60,9 @@ class EdaqaConfig:
     expansion: bool = True
     expand_top: int = 3  # chunks whose section neighbours a procedure question adds
     budget_tokens: int = EVIDENCE_BUDGET_TOKENS
-    focus: bool = True  # long lower-ranked chunks shrink to the bundle that answers
-    whole_top: int = 2  # the best chunks are always shown whole
+    focus: bool = True  # a chunk may be shown as the bundle of lines that answers
+    focus_mode: str = "fallback"  # fallback: bundle only when the whole chunk does not fit; shrink
+    whole_top: int = 2  # shrink mode: the best chunks are always shown whole
     focus_min_tokens: int = 120  # chunks shorter than this stay whole
 
 
@@ -102,38 +107,58 @@ class EdaqaRetriever:
 
     # -- recall -----------------------------------------------------------------------------
 
-    def recall(self, query: str) -> tuple[dict[str, list[int]], dict[str, float]]:
-        """The ranked chunk rows of every enabled path, and the time each took (ms)."""
+    def recall(self, query: str) -> tuple[dict[str, list[tuple[int, float]]], dict[str, float]]:
+        """(chunk row, path score) lists, best first, of every enabled path, and the time each
+        path took (ms)."""
         cfg, snap, space = self.config, self.snapshot, self.space
-        paths: dict[str, list[int]] = {}
+        paths: dict[str, list[tuple[int, float]]] = {}
         timings: dict[str, float] = {}
         t = time.perf_counter()
         if cfg.w_lexical:
-            paths["lexical"] = [r for r, _ in snap.lexical_chunks(query, cfg.depth)]
+            paths["lexical"] = snap.lexical_chunks(query, cfg.depth)
         t, timings["lexical"] = _lap(t)
         if cfg.w_identifier:
             scores = self.identifiers.scores(query_identifiers(query))
-            paths["identifier"] = sorted(scores, key=lambda r: (-scores[r], r))[: cfg.depth]
+            ranked = sorted(scores, key=lambda r: (-scores[r], r))[: cfg.depth]
+            paths["identifier"] = [(r, scores[r]) for r in ranked]
         t, timings["identifier"] = _lap(t)
         if cfg.w_dense or cfg.w_units:
-            q = space.function.encode([query])[0]
+            q = query_vector(space.function, query)
             t, timings["encode"] = _lap(t)
             if cfg.w_dense:
-                paths["dense"] = top_k(space.function_chunk_vectors @ q, cfg.depth)
+                sims = space.function_chunk_vectors @ q
+                paths["dense"] = [(r, float(sims[r])) for r in top_k(sims, cfg.depth)]
             if cfg.w_units and space.unit_vectors.shape[0]:
-                rows: list[int] = []
-                for u in top_k(space.unit_vectors @ q, cfg.top_units):
-                    rows += [r for r in space.unit_chunk_rows[u] if r not in rows]
-                paths["units"] = rows[: cfg.depth]
+                unit_sims = space.unit_vectors @ q
+                best: dict[int, float] = {}
+                for u in top_k(unit_sims, cfg.top_units):
+                    for r in space.unit_chunk_rows[u]:
+                        best.setdefault(r, float(unit_sims[u]))
+                paths["units"] = list(best.items())[: cfg.depth]
             t, timings["dense"] = _lap(t)
         return paths, timings
 
-    def fuse(self, paths: dict[str, list[int]]) -> dict[int, float]:
+    def weights(self) -> dict[str, float]:
         cfg = self.config
-        weight = {"lexical": cfg.w_lexical, "identifier": cfg.w_identifier, "dense": cfg.w_dense,
-                  "units": cfg.w_units}
+        return {"lexical": cfg.w_lexical, "identifier": cfg.w_identifier, "dense": cfg.w_dense,
+                "units": cfg.w_units}
+
+    def fuse(self, paths: dict[str, list[tuple[int, float]]]) -> dict[int, float]:
+        """Weighted RRF over the paths' rankings (``fusion="rrf"``), or a weighted sum of each
+        path's scores min-max normalised over its own list (``fusion="score"``)."""
+        weight = self.weights()
         names = [n for n in paths if paths[n]]
-        return rrf([paths[n] for n in names], k=cfg.rrf_k, weights=[weight[n] for n in names])
+        if self.config.fusion == "rrf":
+            return rrf([[r for r, _ in paths[n]] for n in names], k=self.config.rrf_k,
+                       weights=[weight[n] for n in names])
+        fused: dict[int, float] = {}
+        for n in names:
+            values = [s for _, s in paths[n]]
+            top, low = max(values), min(values)
+            span = (top - low) or 1.0
+            for r, s in paths[n]:
+                fused[r] = fused.get(r, 0.0) + weight[n] * ((s - low) / span if top > low else 1.0)
+        return fused
 
     # -- packing ----------------------------------------------------------------------------
 
@@ -149,41 +174,55 @@ class EdaqaRetriever:
                 out += [n for n in self.identifiers.neighbours[row] if n not in out]
         return out
 
-    def candidate_item(self, rank: int, row: int, score: float, path: str, query: str,
-                       ids: list[str]) -> EvidenceItem:
-        """Chunk ``row`` whole, or (past the top ``whole_top``, when long) its answering bundle."""
-        cfg = self.config
-        item = self.snapshot.chunk_item(row, score, path)
-        if not cfg.focus or rank < cfg.whole_top or len(item.text) < cfg.focus_min_tokens * CHARS_PER_TOKEN:
-            return item
+    def bundle_item(self, row: int, item: EvidenceItem, query: str, ids: list[str]) -> EvidenceItem | None:
+        """The answering bundle of chunk ``row`` as an item (None when the chunk has none)."""
         cut = bundle(self.snapshot.chunk_records[row], query, ids)
-        if cut is None:
-            return item
+        if cut is None or len(cut.text) >= len(item.text):
+            return None
         return replace(item, chunk_id="", text=cut.text, start_line=cut.start_line,
-                       end_line=cut.end_line, path=f"{path}:bundle")
+                       end_line=cut.end_line, path=f"{item.path}:bundle")
 
-    def pack(self, order: list[int], fused: dict[int, float], paths: dict[str, list[int]],
+    def candidate_items(self, rank: int, row: int, score: float, path: str, query: str,
+                        ids: list[str]) -> list[EvidenceItem]:
+        """What chunk ``row`` may contribute, preferred first: the whole chunk, then (focus
+        on) its answering bundle. ``focus_mode="shrink"`` shows long chunks past the top
+        ``whole_top`` as bundles even when they would fit; ``"fallback"`` only when they do not."""
+        cfg = self.config
+        whole = self.snapshot.chunk_item(row, score, path)
+        if not cfg.focus:
+            return [whole]
+        cut = self.bundle_item(row, whole, query, ids)
+        if cut is None:
+            return [whole]
+        long = len(whole.text) >= cfg.focus_min_tokens * CHARS_PER_TOKEN
+        if cfg.focus_mode == "shrink" and rank >= cfg.whole_top and long:
+            return [cut]
+        return [whole, cut]
+
+    def pack(self, order: list[int], fused: dict[int, float], paths: dict[str, list[tuple[int, float]]],
              k: int, query: str) -> list[EvidenceItem]:
-        """Items in rank order under the budget: skip what does not fit, never repeat a line."""
+        """Items in rank order under the budget: the first candidate of a chunk that fits
+        (whole, else its bundle), never a line twice, at most ``k`` items."""
         budget = self.config.budget_tokens * CHARS_PER_TOKEN
         ids = query_identifiers(query)
         used = 0
         shown: set[tuple[str, int]] = set()
-        members = {n: set(rows) for n, rows in paths.items()}
+        members = {n: {r for r, _ in rows} for n, rows in paths.items()}
         items: list[EvidenceItem] = []
         for row in order:
-            if len(items) >= k:
+            if len(items) >= k or budget - used < 80:
                 break
             path = "+".join(n for n in paths if row in members[n]) or "expansion"
-            item = self.candidate_item(len(items), row, fused.get(row, 0.0), path, query, ids)
-            lines = _item_lines(item)
-            if lines and all(ln in shown for ln in lines):
-                continue
-            if used + len(item.text) > budget:
-                continue
-            used += len(item.text)
-            shown.update(lines)
-            items.append(item)
+            for item in self.candidate_items(len(items), row, fused.get(row, 0.0), path, query, ids):
+                lines = _item_lines(item)
+                if lines and all(ln in shown for ln in lines):
+                    break
+                if used + len(item.text) > budget:
+                    continue
+                used += len(item.text)
+                shown.update(lines)
+                items.append(item)
+                break
         return items
 
     def retrieve(self, query: str, k: int) -> Retrieval:
@@ -197,6 +236,15 @@ class EdaqaRetriever:
         trace = {"paths": {n: len(v) for n, v in paths.items()}, "trained_encoder": self.trained,
                  "procedure": is_procedure(query), "identifiers": query_identifiers(query)}
         return Retrieval(self.name, query, tuple(items), trace=trace, timings_ms=timings)
+
+
+@lru_cache(maxsize=2048)
+def query_vector(encoder: Encoder, query: str) -> np.ndarray:
+    """The query's vector (cached: a repeated question, or several EDAQA variants in one
+    evaluation, encode it once)."""
+    vector = encoder.encode([query])[0]
+    vector.setflags(write=False)
+    return vector
 
 
 def _lap(t: float) -> tuple[float, float]:
