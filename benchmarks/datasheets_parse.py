@@ -2,7 +2,8 @@
 
 Why: ``find_tables`` is the costly part of PDF parsing and its cost grows with the page count;
 this is the number to watch when the parser or pymupdf changes. One line per PDF: pages,
-blocks by kind, tables, figures and wall-clock seconds of ``parse_pdf`` (best of ``--repeat``).
+blocks by kind, tables (of them unruled, found by ``parsing.pdf_unruled``), figures and
+wall-clock seconds of ``parse_pdf`` (best of ``--repeat``).
 
     .venv/bin/python benchmarks/datasheets_parse.py                  # ../shared/corpus/datasheets
     .venv/bin/python benchmarks/datasheets_parse.py a.pdf some/folder --repeat 3
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     total = 0.0
     print(
-        f"{'file':40} {'pages':>5} {'blocks':>6} {'tables':>6} {'figures':>7} {'seconds':>8}  kinds"
+        f"{'file':40} {'pages':>5} {'blocks':>6} {'tables':>6} {'unruled':>7} {'figures':>7} {'seconds':>8}  kinds"
     )
     for path in files:
         data = path.read_bytes()
@@ -57,12 +58,13 @@ def main(argv: list[str] | None = None) -> int:
             best = min(best, time.perf_counter() - start)
         total += best
         kinds = Counter(b["kind"] for b in blocks)
+        unruled = sum(1 for b in blocks if b["kind"] == "table" and '"ruling": "none"' in b["meta"])
         by_kind = " ".join(f"{k}={n}" for k, n in sorted(kinds.items()))
         print(
             f"{path.name[:40]:40} {doc['n_pages']:5d} {len(blocks):6d} {kinds['table']:6d} "
-            f"{kinds['figure']:7d} {best:8.2f}  {by_kind}"
+            f"{unruled:7d} {kinds['figure']:7d} {best:8.2f}  {by_kind}"
         )
-    print(f"{'total':40} {'':5} {'':6} {'':6} {'':7} {total:8.2f}")
+    print(f"{'total':40} {'':5} {'':6} {'':6} {'':7} {'':7} {total:8.2f}")
     return 0
 
 

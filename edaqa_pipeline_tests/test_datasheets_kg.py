@@ -1,4 +1,4 @@
-"""Hardware knowledge graphs from PDF datasheets (edaqa_pipeline.datasheets, issue 9).
+"""Hardware knowledge graphs from PDF datasheets (extraction.datasheets, graphs.hwkg, methods.hwkg).
 
 A two-page datasheet is generated with pymupdf in the test: a ruled electrical table
 (Parameter / Symbol / Conditions / Min / Typ / Max / Unit), a second table with a two-row
@@ -25,25 +25,23 @@ import pytest
 from edaqa_pipeline.extraction.datasheets.chunks import datasheet_chunks
 from edaqa_pipeline.extraction.datasheets.properties import extract_properties, property_frame
 from edaqa_pipeline.extraction.datasheets.skeletons import classify
+from edaqa_pipeline.graphs.hwkg.checks import kg_problems
+from edaqa_pipeline.graphs.hwkg.executor import HardwareKG
 from edaqa_pipeline.graphs.hwkg.faithfulness import judge, offline_verdict, summary
 from edaqa_pipeline.graphs.hwkg.instructions import (
     OPS,
     REFINE_OPS,
     ROUTE_OPS,
-    HardwareKG,
     Instruction,
     InstructionList,
+    RefineInstructionList,
 )
-from edaqa_pipeline.graphs.hwkg.kg import (
-    KGConfig,
-    build_hardware_kg,
-    kg_problems,
-    merge_key,
-    offline_refine,
-    route_path,
-)
-from edaqa_pipeline.methods.hwkg.retriever import HwkgRetriever, make_hwkg_retriever
+from edaqa_pipeline.graphs.hwkg.kg import KGConfig, build_hardware_kg
+from edaqa_pipeline.graphs.hwkg.refinement import merge_key, offline_refine
+from edaqa_pipeline.graphs.hwkg.routing import route_path
+from edaqa_pipeline.methods.hwkg.retriever import HwkgRetriever, make_hwkg
 from edaqa_pipeline.parsing.pdf import parse_pdf
+from edaqa_pipeline.retrieval.record import Retrieval
 
 DOC = "acme_sensor.pdf"
 HEADER = ["Parameter", "Symbol", "Conditions", "Min", "Typ", "Max", "Unit"]
@@ -213,7 +211,7 @@ def test_multi_row_header_and_units_in_header(sheet):
 
 
 def test_explicit_sentences_become_properties(sheet):
-    rows = [r for r in sheet["rows"] if r["rule"] == "sentence"]
+    rows = [r for r in sheet["rows"] if r["rule"].startswith("sentence:")]
     standby = _by(rows, "standby current")
     assert (standby["value"], standby["unit"], standby["conditions"], standby["page"]) == (
         "1.2", "uA", "at 25 °C", 1,
@@ -399,10 +397,11 @@ def test_offline_refine_emits_one_instruction_per_property():
         {"id": "d", "name": "Y", "value": "3", "unit": "V", "conditions": "", "page": 1, "row": 3},
     ]  # fmt: skip
     out = offline_refine({"properties": props, "other_names": []}).instructions
-    assert [(i.op, i.ids or i.id, i.into, i.new_name) for i in out] == [
-        ("MERGE", ["a", "b"], "a", None),
-        ("RENAME", "c", None, "X [hot]"),
-        ("KEEP", "d", None, None),
+    # properties are referred to by in-batch index and name, as the model's answer does
+    assert [(i.op, i.indices, i.into, i.index, i.name, i.new_name) for i in out] == [
+        ("MERGE", [0, 1], 0, None, None, None),
+        ("RENAME", None, None, 2, "X", "X [hot]"),
+        ("KEEP", None, None, 3, "Y", None),
     ]
 
 
@@ -426,15 +425,20 @@ def test_hwkg_retriever_returns_property_with_page(sheet, tmp_path):
     retriever = HwkgRetriever.from_storage(storage)
     assert retriever.name == "hwkg"
     hits = retriever.retrieve("What is the maximum storage temperature?", 3)
+    assert isinstance(hits, Retrieval) and hits.method == "hwkg" and hits.trace["blocks"]
     assert hits and hits[0].path == "hwkg" and hits[0].doc == DOC
     assert hits[0].page == 2 and hits[0].citation() == f"{DOC}:p2"
     assert "Storage temperature" in hits[0].text and "125" in hits[0].text
     assert "Table: Table 2. Absolute Maximum Ratings" in hits[0].text  # its source chunk
+    # the evidence is a datasheet chunk, not a row of `chunks`; the properties it stands for
+    tstg = _by(sheet["rows"], "Storage temperature")
+    assert hits[0].chunk_id == "" and hits[0].datasheet_chunk_id == tstg["chunk_id"]
+    assert tstg["property_id"] in hits[0].property_ids
     hits = retriever.retrieve("supply current in active mode", 2)
     assert hits[0].page == 1 and "Supply current" in hits[0].text and "3.1" in hits[0].text
-    # the factory the retriever registry uses: a snapshot-like object with a storage root
+    # the factory the registry uses: a snapshot-like object with a storage root
     snap = SimpleNamespace(storage=storage, documents=[DOC, "other.md"], base=None)
-    assert make_hwkg_retriever(snap).retrieve("SPI clock frequency", 1)[0].page == 1
+    assert make_hwkg(snap, llm=None).retrieve("SPI clock frequency", 1)[0].page == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,13 +506,16 @@ class _Recorder:
         self.provider = client.provider
         self.model = client.model
         self.stats = client.stats
-        self.returned: list[Instruction] = []
+        self.returned: list[Any] = []
+        self.temperatures: list[float] = []
 
     def complete_structured(self, task, inputs, response_model, *, temperature=0.0):
         before = self.client.stats.fallbacks
+        self.temperatures.append(temperature)
         out = self.client.complete_structured(task, inputs, response_model,
                                               temperature=temperature)  # fmt: skip
-        if isinstance(out, InstructionList) and self.client.stats.fallbacks == before:
+        if (isinstance(out, InstructionList | RefineInstructionList)
+                and self.client.stats.fallbacks == before):
             self.returned.extend(out.instructions)
         return out
 
@@ -574,7 +581,16 @@ def test_injected_instructions_change_nothing_outside_scope(smollm2_base_url, tm
     for pid, state in routed["state"].items():
         if pid not in touched:
             assert after["state"][pid] == state, pid
-    # 5. the published graph passes the blocking checks
+    # 6. every model call ran at the paper's temperature
+    assert set(client.temperatures) == {0.2}
+    # 5. the published graph passes the structural checks; a name conflict the model left
+    # after its one iteration is reported as non-convergence, not hidden by a clean-up pass
     chunk_ids = pl.DataFrame({"chunk_id": [c["chunk_id"] for c in chunks]})
-    assert all(not v for v in kg_problems(result.nodes(), chunk_ids).values())
+    problems = kg_problems(result.nodes(), chunk_ids)
+    unique = problems.pop("unique_property_names_per_block")
+    assert all(not v for v in problems.values()), problems
+    assert len(unique) == len(kg.name_conflicts())
+    assert all("did not converge" in p for p in unique)
+    assert result.converged == (not unique and result.iterations[-1]["merge"] == 0
+                                and result.iterations[-1]["rename"] == 0)
     assert property_frame(rows).height == len(kg.records)

@@ -23,29 +23,26 @@ from dagster import (
     Config,
     MetadataValue,
     Output,
-    asset,
     multi_asset,
 )
 from pydantic import Field
 
-from edaqa_pipeline.assets.partitions import documents_partitions
+from edaqa_pipeline.assets.per_document import document_asset
 from edaqa_pipeline.checks import problems_result, table_preview
 from edaqa_pipeline.extraction.datasheets.chunks import DATASHEET_CHUNKS_SCHEMA, chunk_frame
 from edaqa_pipeline.extraction.datasheets.chunks import datasheet_chunks as build_datasheet_chunks
 from edaqa_pipeline.extraction.datasheets.properties import (
     DATASHEET_PROPERTIES_SCHEMA,
+    PAPER_TEMPERATURE,
     extract_properties,
     property_frame,
 )
 from edaqa_pipeline.extraction.datasheets.skeletons import CATEGORIES, classify
+from edaqa_pipeline.graphs.hwkg.checks import kg_problems
 from edaqa_pipeline.graphs.hwkg.faithfulness import judge, summary
-from edaqa_pipeline.graphs.hwkg.kg import (
-    HARDWARE_KGS_SCHEMA,
-    INSTRUCTIONS_SCHEMA,
-    KGConfig,
-    build_hardware_kg,
-    kg_problems,
-)
+from edaqa_pipeline.graphs.hwkg.kg import KGConfig, build_hardware_kg
+from edaqa_pipeline.graphs.hwkg.paper_metrics import evaluate_document, totals
+from edaqa_pipeline.graphs.hwkg.schema import HARDWARE_KGS_SCHEMA, INSTRUCTIONS_SCHEMA
 from edaqa_pipeline.resources import LLMResource
 
 GROUP = "hardware_kg"
@@ -75,6 +72,10 @@ class DatasheetPropertiesConfig(Config):
         description="document key -> hardware category (overrides classification); one of "
         + ", ".join(CATEGORIES),
     )
+    temperature: float = Field(default=PAPER_TEMPERATURE, description="LLM temperature (paper: 0.2)")
+    judge_with_llm: bool = Field(
+        default=True, description="faithfulness judged by the configured model (offline lexical "
+        "check when none is configured); False: always the offline check")
 
 
 class HardwareKGConfig(Config):
@@ -82,10 +83,15 @@ class HardwareKGConfig(Config):
     route_batch: int = Field(default=20, description="properties per routing query")
     refine_batch: int = Field(default=30, description="properties per refinement query")
     max_chain: int = Field(default=2, description="offline routing: section levels kept as blocks")
+    temperature: float = Field(default=PAPER_TEMPERATURE, description="LLM temperature (paper: 0.2)")
+    evaluate_with_llm: bool = Field(
+        default=False, description="run the paper's evaluation (one-shot baseline, normalisation, "
+        "completeness, faithfulness) with the configured model too; offline it always runs")
+    llm_sample: int = Field(default=50, description="properties per graph a model judges")
 
 
-@asset(
-    partitions_def=documents_partitions,
+@document_asset(
+    code_version="1",
     group_name=GROUP,
     kinds=KINDS,
     check_specs=[
@@ -126,8 +132,8 @@ def datasheet_chunks(
     yield problems_result("datasheet_chunks", "chunks_have_page_and_bbox", problems)
 
 
-@asset(
-    partitions_def=documents_partitions,
+@document_asset(
+    code_version="1",
     group_name=GROUP,
     kinds=KINDS,
     pool="llm",
@@ -155,9 +161,11 @@ def datasheet_properties(
     category = config.categories.get(key)
     if category not in CATEGORIES:
         category, _ = classify([c["text"] for c in chunks])
-    rows, stats = extract_properties(chunks, category, client) if chunks else ([], {})
+    rows, stats = (extract_properties(chunks, category, client, temperature=config.temperature)
+                   if chunks else ([], {}))
     df = property_frame(rows)
-    verdicts = judge(rows, {c["chunk_id"]: c["text"] for c in chunks})
+    verdicts = judge(rows, {c["chunk_id"]: c["text"] for c in chunks},
+                     client if config.judge_with_llm else None, temperature=config.temperature)
     faith = summary(verdicts)
     yield Output(
         df,
@@ -168,9 +176,8 @@ def datasheet_properties(
             "llm_provider": client.provider,
             **{f"rule_{k.replace(':', '_')}": v for k, v in Counter(df["rule"].to_list()).items()},
             **{f"extract_{k}": v for k, v in stats.items()},
-            "faithfulness_offline": faith["faithfulness"]
-            if faith["faithfulness"] is not None
-            else -1.0,
+            "faithfulness": faith["faithfulness"] if faith["faithfulness"] is not None else -1.0,
+            "faithfulness_judges": MetadataValue.json(faith["methods"]),
             **client.stats.as_metadata(),
             "preview": table_preview(df, ["name", "value", "unit", "conditions", "page"]),
         },
@@ -231,7 +238,10 @@ def hardware_kg(
     kg_config = KGConfig(
         iterations=config.iterations, route_batch=config.route_batch,
         refine_batch=config.refine_batch, max_chain=config.max_chain,
+        temperature=config.temperature,
     )  # fmt: skip
+    judge_client = client if config.evaluate_with_llm else None
+    evaluations: list[dict[str, object]] = []
     nodes: list[pl.DataFrame] = []
     logs: list[pl.DataFrame] = []
     per_doc: dict[str, dict[str, object]] = {}
@@ -245,9 +255,15 @@ def hardware_kg(
         rows = props.to_dicts() if props is not None else []
         category = rows[0]["category"] if rows else classify(chunks["text"].to_list())[0]
         result = build_hardware_kg(doc, rows, category, client=client, config=kg_config)
-        nodes.append(result.nodes())
+        doc_nodes = result.nodes()
+        nodes.append(doc_nodes)
         logs.append(result.log())
-        per_doc[doc] = {"category": category, **result.stats, "iterations": result.iterations}
+        active = doc_nodes.filter((pl.col("node_type") == "property") & (pl.col("status") == "active"))
+        evaluation = evaluate_document(doc, chunks.to_dicts(), active.to_dicts(), category, judge_client,
+                                       sample=config.llm_sample, temperature=config.temperature)
+        evaluations.append(evaluation)
+        per_doc[doc] = {"category": category, **result.stats, "converged": result.converged,
+                        "iterations": result.iterations, "evaluation": evaluation}
     nodes_df = (
         pl.concat(nodes, how="vertical_relaxed")
         if nodes
@@ -259,10 +275,12 @@ def hardware_kg(
         else pl.DataFrame(schema=INSTRUCTIONS_SCHEMA)
     )
     iteration_rows = [
-        f"| {doc} | {it['iteration']} | {it['merge']} | {it['rename']} | {it['reroute']} |"
+        f"| {doc} | {it['iteration']} | {it['merge']} | {it['rename']} | {it['reroute']} | "
+        f"{it['name_conflicts']} |"
         for doc, info in per_doc.items()
         for it in info["iterations"]  # type: ignore[attr-defined]
     ]
+    paper = totals(evaluations)
     yield Output(
         nodes_df,
         output_name="hardware_kgs",
@@ -275,9 +293,13 @@ def hardware_kg(
             ).height,
             "llm_provider": client.provider,
             "iterations": MetadataValue.md(
-                "| document | iteration | MERGE | RENAME | reroute |\n|---|---|---|---|---|\n"
-                + "\n".join(iteration_rows)
+                "| document | iteration | MERGE | RENAME | reroute | name conflicts left |\n"
+                "|---|---|---|---|---|---|\n" + "\n".join(iteration_rows)
             ),
+            "converged": all(bool(info["converged"]) for info in per_doc.values()),
+            "paper_evaluation": MetadataValue.json(paper),
+            "paper_evaluation_judges": "llm" if judge_client is not None and client.provider != "offline"
+            else "offline-lexical",
             "per_document": MetadataValue.json(json.loads(json.dumps(per_doc, default=str))),
             **client.stats.as_metadata(),
         },

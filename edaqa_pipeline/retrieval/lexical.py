@@ -49,7 +49,8 @@ class LexicalIndex:
         self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
         if self.size:
             self._bm25.index([list(t) for t in token_lists], show_progress=False)
-        self.vocabulary = frozenset(self._bm25.vocab_dict or ()) - {""}
+        # an index of no documents has no vocabulary (bm25s sets vocab_dict only in index())
+        self.vocabulary = frozenset(getattr(self._bm25, "vocab_dict", None) or ()) - {""}
 
     def __len__(self) -> int:
         return self.size

@@ -9,7 +9,7 @@ The parsed blocks of one PDF become bounded source contexts for property extract
   then CSV with the resolved header row first (multi-row headers merged, units kept in the
   labels). A table that continues the previous one on the next page repeats that header, so
   every table chunk can be read on its own;
-* prose is cut at sentence boundaries under ``max_tokens`` (characters / 4); a sentence is
+* prose is cut at sentence boundaries (``text.sentences``) under ``max_tokens`` (characters / 4); a sentence is
   never split, a longer one is a chunk of its own; a chunk never crosses a heading or a page;
 * every chunk keeps its page and bbox (union of its blocks' boxes) and the ids of its blocks.
 
@@ -31,8 +31,10 @@ from edaqa_pipeline.extraction.datasheets.tables import (
     read_table,
     render_table,
 )
-from edaqa_pipeline.extraction.datasheets.textutil import approx_tokens, decode_symbols, normalise
-from edaqa_pipeline.model import BBOX, STRS, stable_id
+from edaqa_pipeline.extraction.datasheets.textutil import decode_symbols, normalise
+from edaqa_pipeline.model import BBOX, STRS, normalise_ws, stable_id
+from edaqa_pipeline.text.counting import approx_tokens
+from edaqa_pipeline.text.sentences import split_sentences
 
 DEFAULT_MAX_TOKENS = 300
 PROSE_KINDS = ("paragraph", "list", "ordered_list", "blockquote", "admonition", "code")
@@ -52,33 +54,16 @@ DATASHEET_CHUNKS_SCHEMA: dict[str, pl.DataType] = {
     "block_ids": STRS,
 }
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9•])")
-
-
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:Fig|Figs|Tab|Eq|Ref|No|Nos|approx|vs|etc|Sect|Sec|Ch|Vol|Rev|max|min|typ)\.|"
-    r"\b(?:e\.g|i\.e|cf)\.)$",
-    re.IGNORECASE,
-)
 _LEADER_DOTS = re.compile(r"(?:\.\s?){5,}")
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a paragraph; list items (one per line) stay whole; "Fig. 3", "e.g. X" and
-    table-of-contents leader lines ("2.1 NMOS ......... 7") are not sentences of their own."""
+def prose_sentences(text: str) -> list[str]:
+    """Sentences of a PDF paragraph block (each text line is split on its own: the parser puts
+    one list item per line); table-of-contents leader lines ("2.1 NMOS ......... 7") are
+    dropped."""
     out: list[str] = []
     for line in text.split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        parts = [s.strip() for s in _SENTENCE.split(line) if s.strip()]
-        merged: list[str] = []
-        for part in parts:
-            if merged and _ABBREVIATION.search(merged[-1]):
-                merged[-1] = f"{merged[-1]} {part}"
-            else:
-                merged.append(part)
-        out.extend(m for m in merged if not _LEADER_DOTS.search(m))
+        out.extend(s for s in split_sentences(line) if not _LEADER_DOTS.search(s))
     return out
 
 
@@ -109,7 +94,7 @@ def _prose_lines(block: dict[str, Any]) -> list[str]:
     if block["kind"] in ("list", "ordered_list"):
         items = [ln.strip() for ln in text.split("\n") if ln.strip()]
         return [f"- {item.lstrip('•·-*–▪◦ ').strip()}" for item in items]
-    return split_sentences(text)
+    return prose_sentences(text)
 
 
 def datasheet_chunks(
@@ -146,7 +131,9 @@ def datasheet_chunks(
         title: str = "",
         table: str = "",
     ) -> None:
-        key = f"{kind}\x1f{text}"
+        # the duplicate counter must key on what stable_id hashes (whitespace-normalised
+        # text): two chunks that differ only in spacing would otherwise share an id
+        key = f"{kind}\x1f{normalise_ws(text)}"
         dup = seen[key]
         seen[key] += 1
         chunks.append(
@@ -259,6 +246,6 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "chunk_frame",
     "datasheet_chunks",
-    "split_sentences",
+    "prose_sentences",
     "table_view",
 ]

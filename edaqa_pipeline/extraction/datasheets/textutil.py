@@ -1,7 +1,8 @@
-"""Small text helpers shared by the datasheet modules: numbers, units, tokens, heading names.
+"""Datasheet value helpers: numbers, units, symbol-font glyphs and heading numbers.
 
-Everything here is deterministic and dependency-free, so extraction, faithfulness and
-retrieval agree on what a number, a unit or a word is.
+What a number, a unit or a number-with-unit cell is in a datasheet (``55 MHz``, ``µA/µm``,
+``0xFFFF_FFFF``, ``3.300`` = ``3.3``), so extraction, faithfulness and retrieval agree on it.
+Words, tokens, stems and stop words are the shared ones of ``edaqa_pipeline.text.tokens``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ _NUMBER_LIST = re.compile(rf"^(?:{NUMBER_RE})(?:\s+(?:{NUMBER_RE}))+$")
 _LABELLED_NUMBER = re.compile(
     rf"^(?:min|max|typ|target|nom)\.?\s+(?P<num>{NUMBER_RE})$", re.IGNORECASE
 )
+# Numbers written as words in prose ("at least two full core clock cycles", "sixteen regions").
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "sixteen": 16, "twenty": 20,
+    "thirty-two": 32, "sixty-four": 64,
+}  # fmt: skip
+_WORD_OF = {v: k for k, v in NUMBER_WORDS.items()}
 EMPTY_VALUES = frozenset({"", "-", "–", "—", "−", "n/a", "N/A", "na", "NA", "tbd", "TBD", "/"})
 
 _NUMBERING = re.compile(
@@ -39,8 +47,6 @@ _NUMBERING = re.compile(
     r"|(?:\d{1,2}|[A-Z])(?:\.\d{1,3})+\.?\s+|\d{1,2}\.?\s+(?=[A-Za-z])|[A-Z]\.\s+)",
     re.IGNORECASE,
 )
-_TOKEN = re.compile(r"[0-9a-zµμ_]+(?:[.'][0-9a-z_]+)*", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-zµμ][A-Za-z0-9µμ_]*")
 
 
 # Glyphs of the Symbol font that PDF text layers report in the private use area.
@@ -137,20 +143,14 @@ def strip_numbering(heading: str) -> str:
     return text or heading.strip()
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-case word/number tokens; "3.300" stays one token, "IOUT=1" splits."""
-    return [t.lower().replace("μ", "µ") for t in _TOKEN.findall(normalise(text))]
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text or "")]
-
-
 def number_variants(value: str) -> set[str]:
-    """Spellings under which a number may occur in a source text ("3.300" -> {"3.300", "3.3"})."""
+    """Spellings under which a number may occur in a source text ("3.300" -> {"3.300", "3.3"},
+    "2" -> {"2", "two"}, "two" -> {"two", "2"})."""
     text = normalise(value).replace(" ", "")
     text = text.lstrip("+±")
     out = {text}
+    if text in NUMBER_WORDS:
+        return {text, str(NUMBER_WORDS[text])}
     if text.startswith("-"):
         out.add(text[1:])
     try:
@@ -161,9 +161,6 @@ def number_variants(value: str) -> set[str]:
         out.add(f"{number:g}")
         if number == int(number):
             out.add(str(int(number)))
+            if int(number) in _WORD_OF:
+                out.add(_WORD_OF[int(number)])
     return out
-
-
-def approx_tokens(text: str) -> int:
-    """The project-wide token estimate (characters / 4, rounded up)."""
-    return math.ceil(len(text) / 4)

@@ -1,9 +1,11 @@
 """Hierarchical hardware knowledge graphs from PDF datasheets (paper 002, docs/hardware_kg.md).
 
-* ``skeletons``: hardware categories, block skeletons, category descriptions;
-* ``instructions``: the instruction schema, its validator and deterministic executor;
-* ``kg``: routing / refinement / rerouting (offline rules and LLM tasks), output tables;
-* ``faithfulness``: offline check and the LLM judge task.
+* build: ``kg`` (skeleton, routing, refinement iterations), ``routing`` and ``refinement``
+  (offline rules), ``tasks`` (the LLM tasks), ``instructions`` (the answer schema),
+  ``graph`` (state and queries), ``executor`` (validation and execution), ``schema``
+  (published tables), ``checks`` (blocking checks);
+* evaluation (paper IV): ``faithfulness``, ``oneshot`` (baseline), ``normalisation``,
+  ``completeness``, ``paper_metrics``; ``recall`` (property recall on a gold list).
 
 The datasheet chunks and properties they are built from are in
 ``edaqa_pipeline.extraction.datasheets``; the ``hwkg`` retriever in ``edaqa_pipeline.methods.hwkg``.

@@ -4,9 +4,10 @@ A property is faithful when its own source chunk supports it -- not "somewhere i
 datasheet": the check is against the chunk the property cites, so an unfaithful property is
 one whose citation does not hold.
 
-* **offline** (default): every value token (each of min / typ / max, or the value; numbers
-  compared under their spellings, "3.300" = "3.3"), the unit, and at least three quarters of
-  the name's words occur in the chunk text. Names made from a table's row and column labels
+* **offline** (default, labelled ``offline-lexical``): every value token (each of min / typ /
+  max, or the value; numbers compared under their spellings, "3.300" = "3.3", also glued to
+  their unit, "256MB"), the unit, and at least three quarters of the name's words (a symbol
+  set with a spaced subscript, "V DS", counts as "VDS") occur in the chunk text. Names made from a table's row and column labels
   pass because the chunk carries the header; the check is lexical, so it catches wrong
   citations, invented numbers and mangled units, not wrong semantics.
 * **LLM judge** (``datasheet_faithfulness`` task, when a real model is configured): the model
@@ -24,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from edaqa_pipeline.extraction.datasheets.textutil import normalise, number_variants, tokens
+from edaqa_pipeline.extraction.datasheets.textutil import normalise, number_variants
 from edaqa_pipeline.llm import (
     DATA_NOT_INSTRUCTIONS,
     LLMClient,
@@ -33,13 +34,10 @@ from edaqa_pipeline.llm import (
     delimit,
     register_task,
 )
+from edaqa_pipeline.text.tokens import STOP_WORDS, tokens, words
 
 TASK = "datasheet_faithfulness"
 NAME_SHARE = 0.75
-_STOP = frozenset(
-    {"the", "of", "a", "an", "and", "or", "in", "on", "at", "for", "to", "by", "with", "from",
-     "is", "are", "be"}
-)  # fmt: skip
 _NUMERIC = re.compile(r"^[-+]?\d")
 
 
@@ -51,7 +49,7 @@ class Verdict:
     unit_ok: bool
     name_ok: bool
     missing: list[str] = field(default_factory=list)
-    method: str = "offline"
+    method: str = "offline-lexical"
     reason: str = ""
 
 
@@ -61,10 +59,15 @@ def _value_strings(prop: Mapping[str, Any]) -> list[str]:
     return found or ([prop["value"]] if prop.get("value") else [])
 
 
-def _token_present(token: str, vocab: set[str]) -> bool:
+def _token_present(token: str, vocab: set[str], compact: str = "") -> bool:
+    """A search token of the property occurs in the chunk: as a token (numbers under any of
+    their spellings), or -- for a number glued to its unit ("256MB", "28nm") or a symbol set
+    with a spaced subscript ("V DS" for VDS) -- inside the space-free text."""
     if _NUMERIC.match(token) or token[:1].isdigit():
-        return any(v in vocab for v in number_variants(token))
-    return token in vocab
+        if any(v in vocab for v in number_variants(token)):
+            return True
+        return any(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", compact) for v in number_variants(token))
+    return token in vocab or (len(token) >= 2 and token in compact)
 
 
 def offline_verdict(prop: Mapping[str, Any], chunk_text: str) -> Verdict:
@@ -72,16 +75,17 @@ def offline_verdict(prop: Mapping[str, Any], chunk_text: str) -> Verdict:
     text = normalise(chunk_text)
     compact = text.replace(" ", "")
     vocab: set[str] = set()
-    for tok in tokens(chunk_text):
+    for tok in [*tokens(text), *words(text)]:
         vocab.add(tok)
         vocab.update(number_variants(tok) if tok[:1].isdigit() else ())
     missing: list[str] = []
     value_ok = True
     for value in _value_strings(prop):
-        toks = tokens(value)
+        # whole numbers and literals ("0.7", "0xffff_ffff"), not their dot-separated parts
+        toks = [w for w in words(normalise(value)) if w not in STOP_WORDS]
         if not toks:
             continue
-        absent = [t for t in toks if not _token_present(t, vocab)]
+        absent = [t for t in toks if not _token_present(t, vocab, compact)]
         if absent:
             value_ok = False
             missing.extend(f"value:{t}" for t in absent)
@@ -90,11 +94,11 @@ def offline_verdict(prop: Mapping[str, Any], chunk_text: str) -> Verdict:
     if not unit_ok:
         missing.append(f"unit:{prop.get('unit')}")
     name = prop.get("original_name") or prop.get("name") or ""
-    words = [t for t in tokens(name) if t not in _STOP and len(t) > 1]
-    present = [t for t in words if _token_present(t, vocab)]
-    name_ok = not words or len(present) >= NAME_SHARE * len(words)
+    terms = [t for t in tokens(normalise(name)) if len(t) > 1]
+    present = [t for t in terms if _token_present(t, vocab, compact)]
+    name_ok = not terms or len(present) >= NAME_SHARE * len(terms)
     if not name_ok:
-        missing.extend(f"name:{t}" for t in words if t not in present)
+        missing.extend(f"name:{t}" for t in terms if t not in present)
     return Verdict(
         property_id=str(prop.get("property_id") or prop.get("node_id") or ""),
         faithful=value_ok and unit_ok and name_ok,
@@ -146,9 +150,12 @@ def judge(
     properties: list[Mapping[str, Any]],
     chunk_text: Mapping[str, str],
     client: LLMClient | None = None,
+    *,
+    temperature: float = 0.2,
 ) -> list[Verdict]:
-    """One verdict per property: offline rule, or the LLM judge when ``client`` is a real
-    model (a failed call falls back to the offline verdict, method ``offline-fallback``)."""
+    """One verdict per property: offline rule (method ``offline-lexical``), or the LLM judge
+    when ``client`` is a real model (method ``llm``; a failed call, or one the client's
+    fallback answered, takes the offline verdict, method ``offline-fallback``)."""
     out = []
     use_llm = client is not None and client.provider != "offline"
     for prop in properties:
@@ -163,9 +170,13 @@ def judge(
             continue
         assert client is not None
         inputs = {"property": dict(prop), "chunk_text": text, "chunk_id": prop.get("chunk_id")}
+        before = client.stats.fallbacks
         try:
-            j = client.complete_structured(TASK, inputs, Judgement)
-            base.faithful, base.method, base.reason = bool(j.supported), "llm", j.reason
+            j = client.complete_structured(TASK, inputs, Judgement, temperature=temperature)
+            if client.stats.fallbacks == before:
+                base.faithful, base.method, base.reason = bool(j.supported), "llm", j.reason
+            else:
+                base.method = "offline-fallback"
         except LLMError as exc:
             base.method, base.reason = "offline-fallback", str(exc)[:200]
         out.append(base)

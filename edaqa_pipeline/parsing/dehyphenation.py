@@ -1,0 +1,51 @@
+"""Joining PDF text lines into paragraphs, and rejoining words hyphenated at a line end.
+
+A word split by a hyphen at the end of a line ("mea-" + "surements") is rejoined unless the
+document spells it with the hyphen elsewhere or both halves are words of their own
+("machine-" + "mode"). The document's own vocabulary decides, so the rule needs no dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from edaqa_pipeline.parsing.pdf_layout import PdfPage
+
+_WORD = re.compile(r"[a-z][a-z\-]*[a-z]")
+_HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
+_WORD_START = re.compile(r"^([a-z]+)")
+
+
+def join_lines(lines: Iterable[str], vocab: set[str]) -> str:
+    """Join text lines with spaces. A word split by a hyphen at a line end is rejoined
+    ("mea-" + "surements" -> "measurements") unless the document spells it with the hyphen
+    elsewhere or both halves are words of their own ("machine-" + "mode" -> "machine-mode")."""
+    out = ""
+    for line in lines:
+        if not line:
+            continue
+        end = _HYPHEN_END.search(out)
+        start = _WORD_START.match(line)
+        if end and start:
+            left, right = end.group(1).lower(), start.group(1)
+            compound = f"{left}-{right}" in vocab or (left in vocab and right in vocab)
+            if left + right not in vocab and compound:
+                out += line
+            else:
+                out = out[:-1] + line
+        else:
+            out = f"{out} {line}" if out else line
+    return out
+
+
+def vocabulary(pages: Iterable[PdfPage]) -> set[str]:
+    words: set[str] = set()
+    for page in pages:
+        for ln in page.lines:
+            words.update(_WORD.findall(ln.text.lower()))
+        for table in page.tables:
+            for row in table.rows:
+                for cell in row:
+                    words.update(_WORD.findall(cell.lower()))
+    return words

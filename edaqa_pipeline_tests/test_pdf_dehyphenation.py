@@ -1,0 +1,21 @@
+"""Rejoining words hyphenated at a line end (``parsing.dehyphenation``): the document's own
+vocabulary decides between "mea-surements" -> "measurements" and "machine-mode"."""
+
+from __future__ import annotations
+
+import pytest
+
+from edaqa_pipeline.parsing.dehyphenation import join_lines
+
+
+@pytest.mark.parametrize(("lines", "vocab", "expected"), [
+    (["Electrical mea-", "surements are performed"], set(), "Electrical measurements are performed"),
+    (["a machine-", "mode register"], {"machine", "mode"}, "a machine-mode register"),
+    (["the read-", "modify-write cycle"], {"read-modify"}, "the read-modify-write cycle"),
+    (["both halves known but the word too: pro-", "cess"], {"pro", "cess", "process"},
+     "both halves known but the word too: process"),
+    (["VDD = 1.8 V -", "typical"], set(), "VDD = 1.8 V - typical"),
+    (["first line", "", "second line"], set(), "first line second line"),
+])
+def test_join_lines(lines: list[str], vocab: set[str], expected: str) -> None:
+    assert join_lines(lines, vocab) == expected
