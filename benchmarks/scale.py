@@ -49,12 +49,12 @@ QA = REPO.parent / "shared" / "benchmarks" / "ord-qa.jsonl"
 METHODS = ("bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid")
 K = 10
 
-SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-OPTION = re.compile(r"(?<![\w/.-])-([a-z][a-z0-9]+)\b(?!_v\d)")
-MESSAGE_ID = re.compile(r"\b([A-Z]{2,5})-(\d{4})\b")
 INLINE_WORD = re.compile(r"`([a-z][a-z0-9]{2,})`")
 FENCE = re.compile(r"^(\s*)(```|~~~)")
 CODE_FIRST_WORD = re.compile(r"^(\s*)([a-z][a-z0-9]{2,})\b")
+
+
+from edaqa_pipeline.text.identifiers import MESSAGE_ID, OPTION, SNAKE  # noqa: E402
 
 
 def _keywords() -> frozenset[str]:
@@ -66,9 +66,10 @@ def _keywords() -> frozenset[str]:
 def rename(text: str, copy: int, keywords: frozenset[str]) -> str:
     """The text of copy ``copy`` (>= 2): identifiers suffixed ``_v{copy}``, message ids renumbered."""
     suffix = f"_v{copy}"
+    # the project's one identifier definition (text/identifiers.py) decides what is renamed
     text = SNAKE.sub(lambda m: m.group(0) + suffix, text)
-    text = OPTION.sub(lambda m: f"-{m.group(1)}{suffix}", text)
-    text = MESSAGE_ID.sub(lambda m: f"{m.group(1)}-{copy}{m.group(2)}", text)
+    text = OPTION.sub(lambda m: m.group(0) + suffix, text)
+    text = MESSAGE_ID.sub(lambda m: "{0}-{2}{1}".format(*m.group(0).split("-"), copy), text)
     text = INLINE_WORD.sub(
         lambda m: m.group(0) if m.group(1) in keywords else f"`{m.group(1)}{suffix}`", text
     )

@@ -37,6 +37,7 @@ from edaqa_pipeline.jobs import (
     assemble_corpus_job,
     build_chip_kg_job,
     build_element_graph_job,
+    build_index_job,
     corpus_selection,
     evaluate_job,
     index_document_job,
@@ -44,7 +45,7 @@ from edaqa_pipeline.jobs import (
 )
 from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
 from edaqa_pipeline.schedules import nightly_refresh
-from edaqa_pipeline.sensors import corpus_sensor
+from edaqa_pipeline.sensors import corpus_sensor, failed_documents_sensor
 from edaqa_pipeline.settings import Settings
 
 EXECUTORS = ("in_process", "multiprocess", "celery", "k8s")
@@ -102,10 +103,11 @@ def build_definitions(settings: Settings | None = None, *, executor: ExecutorDef
     )
     return Definitions(
         assets=all_assets,
-        jobs=[index_document_job, assemble_corpus_job, evaluate_job, build_chip_kg_job,
+        jobs=[build_index_job, index_document_job, assemble_corpus_job, evaluate_job, build_chip_kg_job,
               build_element_graph_job, train_encoder_job],
         sensors=[
             corpus_sensor,
+            failed_documents_sensor,
             AutomationConditionSensorDefinition(
                 "corpus_automation_sensor", target=corpus_selection | AssetSelection.assets(
                     "eval_reports", "chip_kg_nodes", "chip_kg_triples", "element_graph"), minimum_interval_seconds=60

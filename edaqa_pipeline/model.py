@@ -167,7 +167,8 @@ class EvidenceItem:
     only when the item is exactly that chunk; ``element_ids`` are rows of ``elements`` (an item
     assembled from TechDocRAG elements); ``datasheet_chunk_id`` / ``property_ids`` are rows of
     ``datasheet_chunks`` / ``datasheet_properties``. ``evidence_id`` identifies the item
-    itself (document, span and text), whatever built it.
+    itself (document, span and text), whatever built it. ``line_numbers`` maps the lines of a
+    non-contiguous text back to the source, so an answer can cite the exact line.
     """
 
     chunk_id: str
@@ -181,6 +182,9 @@ class EvidenceItem:
     element_ids: tuple[str, ...] = ()
     datasheet_chunk_id: str = ""
     property_ids: tuple[str, ...] = ()
+    # the source line of each line of ``text`` when the text is not one contiguous span (an
+    # element bundle: a table's header joined to one of its rows); empty = contiguous
+    line_numbers: tuple[int, ...] = ()
 
     @property
     def evidence_id(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -26,15 +27,20 @@ def _in_ci() -> bool:
 
 
 @pytest.fixture(scope="session")
-def smollm2_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def smollm2_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the session's SmolLM2 server writes its log (per-request token counts)."""
+    return tmp_path_factory.mktemp("llama") / "server.log"
+
+
+@pytest.fixture(scope="session")
+def smollm2_base_url(smollm2_log: Path) -> Iterator[str]:
     """Base URL (``http://127.0.0.1:PORT/v1``) of llama.cpp serving SmolLM2 as ``smollm2``."""
     reason = missing_local_llm()
     if reason is not None:
         if _in_ci():
             pytest.fail(f"CI=true but {reason}", pytrace=False)
         pytest.skip(reason)
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    with llama_server(log_path=log_path) as base_url:
+    with llama_server(log_path=smollm2_log) as base_url:
         yield base_url
 
 

@@ -56,9 +56,9 @@ ALL_ASSETS = frozenset(
     PARTITIONED_ASSETS + CORPUS_ASSETS + HWKG_CORPUS_ASSETS + EVALUATION_ASSETS + CHIPKG_ASSETS
     + ELEMENT_CORPUS_ASSETS + TRAINING_ASSETS
 )
-JOBS = frozenset({"index_document", "assemble_corpus", "build_chip_kg", "build_element_graph", "train_encoder",
-                  "evaluate"})
-SENSORS = frozenset({"corpus_sensor", "corpus_automation_sensor"})
+JOBS = frozenset({"build_index", "index_document", "assemble_corpus", "build_chip_kg", "build_element_graph",
+                  "train_encoder", "evaluate"})
+SENSORS = frozenset({"corpus_sensor", "corpus_automation_sensor", "failed_documents_sensor"})
 SCHEDULES = frozenset({"nightly_refresh"})
 
 # Every variable that could point LLMResource(provider="auto") at a real endpoint.

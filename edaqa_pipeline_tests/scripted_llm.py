@@ -9,6 +9,8 @@ client closed), so retry, budget and cancellation behaviour is asserted at the s
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -175,13 +177,27 @@ class ScriptedServer:
                     for chunk in _chunks(body, reply):
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
-                        if reply.token_delay_s and server._stop.wait(reply.token_delay_s):
-                            return
+                        if reply.token_delay_s and self._wait_or_closed(reply.token_delay_s):
+                            raise ConnectionResetError("client closed the stream")
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     with server._lock:  # the client closed the stream: stop "generating"
                         server.disconnects += 1
+
+            def _wait_or_closed(self, seconds: float) -> bool:
+                """Sleep like a model generating a token; True as soon as the client hangs up
+                (a real server notices the closed connection between two tokens)."""
+                deadline = time.monotonic() + seconds
+                while time.monotonic() < deadline and not server._stop.is_set():
+                    readable, _, _ = select.select([self.connection], [], [], 0.01)
+                    if readable:
+                        try:
+                            if not self.connection.recv(1, socket.MSG_PEEK):
+                                return True
+                        except OSError:
+                            return True
+                return server._stop.is_set()
 
         return Handler
 

@@ -154,17 +154,8 @@ def test_celery_workers_build_the_same_tables_as_in_process(sample_index, tmp_pa
 
     with DagsterInstance.from_config(str(home)) as instance:
         instance.add_dynamic_partitions("documents", DOCUMENTS)
-    # The LanceDB `chunks` table exists before the two runs write to it at once: the first
-    # creation is racy (lance_store._table checks list_tables() then create_table() without
-    # exist_ok, so a second writer gets "Table 'chunks' already exists"). Remove this once
-    # _table creates with exist_ok=True.
-    import lancedb
-
-    from edaqa_pipeline.retrieval import lance_store
-
-    lancedb.connect(str(storage / "lancedb")).create_table(
-        lance_store.CHUNK_TABLE, schema=lance_store.CHUNK_SCHEMA, exist_ok=True
-    )
+    # Both runs may create the LanceDB tables at once: lance_store._table creates with
+    # exist_ok (test_lance_concurrency races four processes on it).
 
     # The worker: dagster-celery's own CLI (it writes the broker/backend into a config module
     # under DAGSTER_HOME and execs `celery -A dagster_celery.app worker`).

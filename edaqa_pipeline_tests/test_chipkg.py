@@ -1,12 +1,12 @@
-"""ChipMind / ChipKG: the triple extractor on hand-written sentences, Personalized PageRank on
-toy graphs (hand computation and networkx), the MIG stopping rule, the CSA filter, the LLM task
-wiring, system_recall@k, and one end-to-end build + retrieval (+ the Dagster asset) on a tiny
-index of three Markdown files."""
+"""ChipMind / ChipKG units: the tool-manual rules on hand-written sentences, canonical forms,
+Personalized PageRank on toy graphs (hand computation and networkx), the MIG stopping rule, the
+CSA filter, the offline LLM task, system_recall@k. Real PDFs and CSV tables:
+test_chipkg_specs.py; the Dagster build and the retriever: test_chipkg_pipeline.py; a real
+model: test_chipkg_llm.py."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -14,32 +14,21 @@ import pytest
 import scipy.sparse as sp
 
 from edaqa_pipeline.evaluation.system_recall import system_recall_at_k
-from edaqa_pipeline.graphs.chipkg.extract import (
-    SentenceIRs,
-    UnitContext,
-    classify_code,
-    code_ir,
-    document_kg,
-    prose_ir,
-    rule_irs,
-    table_irs,
-)
-from edaqa_pipeline.graphs.chipkg.graph import (
-    KGGraph,
-    build_kg,
-    kg_problems,
-    merge_nodes,
-    personalized_pagerank,
-)
-from edaqa_pipeline.methods.chipmind.retriever import (
-    adaptive_k,
-    compatible,
-    mig,
-    question_clauses,
-    related,
-    summary_embedding,
-    target_anchor,
-)
+from edaqa_pipeline.graphs.chipkg.checks import kg_problems
+from edaqa_pipeline.graphs.chipkg.code import code_ir
+from edaqa_pipeline.graphs.chipkg.context import UnitContext
+from edaqa_pipeline.graphs.chipkg.document import document_kg
+from edaqa_pipeline.graphs.chipkg.graph import KGGraph
+from edaqa_pipeline.graphs.chipkg.llm_task import rule_irs
+from edaqa_pipeline.graphs.chipkg.mentions import classify_code, manual_mentions
+from edaqa_pipeline.graphs.chipkg.ppr import personalized_pagerank
+from edaqa_pipeline.graphs.chipkg.prose import prose_ir
+from edaqa_pipeline.graphs.chipkg.schema import SentenceIRs
+from edaqa_pipeline.graphs.chipkg.store import build_kg, merge_nodes
+from edaqa_pipeline.graphs.chipkg.tables import pipe_cells, table_irs
+from edaqa_pipeline.methods.chipmind.adaptive import adaptive_k, mig, summary_embedding
+from edaqa_pipeline.methods.chipmind.anchors import compatible, related, target_anchor
+from edaqa_pipeline.methods.chipmind.query import question_clauses
 from edaqa_pipeline.model import EvidenceItem
 
 
@@ -64,7 +53,7 @@ def test_conditional_sentence_is_procedural_with_a_condition_auxiliary() -> None
     assert triples_of(ir) == [("global_route", "generates", "route guides")]
     assert aux_of(ir) == [("condition", "global_route", "when", "congestion is low")]
     assert ir.trigger == "global_route" and ir.conditions == ["congestion is low"]
-    assert ir.rule == "prose.conditional"
+    assert ir.rule == "offline:prose.conditional"
 
 
 def test_leading_condition_without_comma_keeps_the_decimal_value() -> None:
@@ -100,11 +89,11 @@ def test_imperative_step_is_a_procedure_with_temporal_and_purpose() -> None:
 def test_option_table_row_gives_has_option_means_default_and_normalisation() -> None:
     ctx = UnitContext("cts.md", ["CTS", "Options"], scope="configure_cts_characterization")
     (ir,) = table_irs(
-        [("r1", "| `-max_slew` | Max slew value (in the current time unit). Default: 100. |")],
+        [("r1", pipe_cells("| `-max_slew` | Max slew value (in the current time unit). Default: 100. |"))],
         ["Switch Name", "Description"], ctx,
     )
     opt = "configure_cts_characterization -max_slew"
-    assert ir.rule == "table.option_row"
+    assert ir.rule == "offline:table.option_row"
     assert (ir.category, ir.anchor_type, ir.anchor_entity) == ("declarative", "configuration", opt)
     assert triples_of(ir) == [
         (opt, "means", "Max slew value (in the current time unit). Default: 100"),
@@ -117,7 +106,7 @@ def test_option_table_row_gives_has_option_means_default_and_normalisation() -> 
 def test_synopsis_code_block_marks_optional_and_required_options() -> None:
     ir = code_ir("c", "clock_tree_synthesis -buf_list <buffers>\n    [-root_buf root_buf]",
                  UnitContext("cts.md", ["CTS"], ""))
-    assert ir is not None and ir.rule == "code.synopsis"
+    assert ir is not None and ir.rule == "offline:code.synopsis"
     assert triples_of(ir) == [
         ("clock_tree_synthesis", "has_option", "clock_tree_synthesis -buf_list"),
         ("clock_tree_synthesis", "has_option", "clock_tree_synthesis -root_buf"),
@@ -137,6 +126,21 @@ def test_code_spans_normalise_to_canonical_forms() -> None:
     assert classify_code("-density", scope="global_placement") == [("-density", "option", "global_placement -density")]
     assert classify_code("PLACE_DENSITY") == [("PLACE_DENSITY", "variable", "PLACE_DENSITY")]
     assert classify_code("-param2") == []  # placeholder option of the boilerplate note
+    assert classify_code("-Max_Slew", scope="cts") == [("-Max_Slew", "option", "cts -max_slew")]
+
+
+def test_message_ids_are_canonicalised_like_everywhere_else() -> None:
+    """GRT-118 and GRT-0118 are one message entity (text.identifiers.canonical_message), in
+    prose, in code spans and in queries."""
+    assert [(m.entity_type, m.canonical) for m in manual_mentions("Warning GRT-118 means congestion.")] == [
+        ("message", "GRT-0118")]
+    assert classify_code("grt-118") == [("grt-118", "message", "GRT-0118")]
+    assert target_anchor("Why do I get grt-118?")[1] == target_anchor("Why do I get GRT-0118?")[1] == "GRT-0118"
+    ctx = UnitContext("grt.md", ["Messages"])
+    a = prose_ir("a", "The GRT-118 warning is reported when the design is congested.", ctx)
+    b = prose_ir("b", "The GRT-0118 warning is reported when the design is congested.", ctx)
+    assert a is not None and b is not None
+    assert a.anchor_entity == b.anchor_entity == "GRT-0118" and a.anchor_type == "diagnostic"
 
 
 def _block(doc: str, ordinal: int, kind: str, text: str, path: list[str], start: int) -> dict:
@@ -165,7 +169,7 @@ def test_document_kg_links_backbone_to_auxiliaries_and_keeps_provenance() -> Non
         assert by_id[link["subject"]]["kind"] == "backbone"
         assert by_id[link["object"]]["kind"] == "auxiliary"
         assert by_id[link["subject"]]["statement_id"] == by_id[link["object"]]["statement_id"]
-    heading_norm = [t for t in kg.triples if t["kind"] == "normalisation" and t["rule"] == "heading.command"]
+    heading_norm = [t for t in kg.triples if t["kind"] == "normalisation" and t["rule"] == "offline:heading.command"]
     assert len(heading_norm) == 1
     assert nodes[heading_norm[0]["subject"]]["text"] == "Set Routing Alpha"
     assert nodes[heading_norm[0]["object"]]["canonical"] == "set_routing_alpha"
@@ -360,170 +364,6 @@ def test_system_recall_pools_the_top_k_of_every_step() -> None:
     assert system_recall_at_k([step1], 1) is None
 
 
-# --- end to end: tiny index, KG build, retrieval, asset ---------------------------------------
-
-DOCS = {
-    "grt.md": """# Global Routing
-
-The global routing module in OpenROAD (`grt`) creates route guides.
-
-## Set Routing Alpha
-
-```tcl
-set_routing_alpha [-net net_name] alpha
-```
-
-The `set_routing_alpha` command enables the Prim-Dijkstra algorithm and trades wirelength
-against the maximum path depth from the net driver to its loads.
-
-| Switch Name | Description |
-| ----- | ----- |
-| `-net` | The name of the net. The default is all nets. |
-
-## Global Route
-
-```tcl
-global_route [-verbose]
-```
-
-Run `global_route` after placement to create route guides.
-""",
-    "gui.md": """# Graphical User Interface
-
-## Heat Maps
-
-The GUI shows a routing congestion heat map. Use `gui::show_heatmap Routing` to display
-the congestion heat map after global routing.
-""",
-    "ppl.md": """# Pin Placement
-
-## Place Pin
-
-The `place_pin` command places one pin at a location on a metal layer.
-
-```tcl
-place_pin -pin_name name -layer layer -location {x y}
-```
-""",
-}
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.cli.index import index_corpus
-    from edaqa_pipeline.graphs.chipkg.graph import build_from_storage
-
-    root = tmp_path_factory.mktemp("chipkg")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for name, text in DOCS.items():
-        (corpus / name).write_text(text)
-    storage = root / "storage"
-    index_corpus(corpus, storage, log=lambda *_: None)
-    report = build_from_storage(storage)
-    return corpus, storage, report
-
-
-def test_build_from_storage_writes_tables_and_vectors(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.graphs.chipkg.graph import build_from_storage, read_vectors
-
-    _, storage, report = tiny
-    assert report["problems"] == ["0", "0", "0"]
-    assert set(report["triples_by_kind"]) == {"backbone", "auxiliary", "linking", "normalisation"}
-    assert (storage / "tables" / "chip_kg_nodes.parquet").is_file()
-    assert len(read_vectors(str(storage / "lancedb"))) == report["embedded"]
-    again = build_from_storage(storage)  # incremental: nothing changed
-    assert again["reused_documents"] == 3 and again["encoded"] == 0
-    assert again["nodes"] == report["nodes"] and again["triples"] == report["triples"]
-
-
-def test_chipmind_retrieves_both_parts_of_a_two_hop_question(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.evaluation.system_recall import steps_of
-    from edaqa_pipeline.methods.chipmind.retriever import FACTORIES, make_chipmind
-    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
-
-    _, storage, _ = tiny
-    snapshot = IndexSnapshot.load(storage)
-    question = ("How can I reduce the maximum path depth from the net driver to its loads? "
-                "Then how do I display the routing congestion heat map in the GUI?")
-    # one passage per retrieval (k0 = 1, never expand): only the sub-queries of the
-    # knowledge-gap loop can bring the second part's evidence
-    single = make_chipmind(snapshot, "single", k0=1, tau=1.0, iterate=False)
-    assert len(single.retrieve(question, 10)) == 1 and single.last_trace["iterations"] == 1
-    loop = make_chipmind(snapshot, "loop", k0=1, tau=1.0)
-    evidence = loop.retrieve(question, 10)
-    docs = {e.doc for e in evidence}
-    assert {"grt.md", "gui.md"} <= docs
-    assert any("set_routing_alpha" in e.text for e in evidence)
-    assert any("show_heatmap" in e.text for e in evidence)
-    trace = loop.last_trace
-    assert trace["iterations"] >= 2 and trace["sub_queries"]
-    assert trace["retrieved_set_sizes"][0] == 1 and trace["retrieved_set_sizes"][-1] == len(evidence)
-    assert set(trace["all_retrieved"]) >= {e.chunk_id for e in evidence}
-    assert len(steps_of(loop, evidence)) == len(trace["steps"])
-    assert json.dumps(trace)  # JSON-serialisable for results.jsonl
-    for name, factory in FACTORIES.items():
-        r = factory(snapshot)
-        assert r.name == name and r.retrieve(question, 5)
-
-
-def test_contextual_clause_vectors_come_from_one_encoder_pass(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.methods.chipmind.retriever import contextual_vectors
-    from edaqa_pipeline.retrieval.encoders import base_encoder
-
-    enc = base_encoder()
-    text = "How do I route a net? Then how do I show the heat map?"
-    clause = "how do I show the heat map"
-    start = text.index(clause)
-    whole, (part, empty) = contextual_vectors(enc, text, [(start, start + len(clause)), (0, 0)])
-    # mean pooling over all tokens is exactly the sentence embedding
-    assert whole == pytest.approx(enc.encode([text])[0], abs=1e-5)
-    assert np.linalg.norm(part) == pytest.approx(1.0) and empty is None
-    # the clause vector is closer to the clause alone than to the other clause
-    alone = enc.encode([clause, "How do I route a net"])
-    assert float(part @ alone[0]) > float(part @ alone[1])
-
-
-def test_chip_kg_asset_materialises_with_passing_checks(tiny) -> None:  # type: ignore[no-untyped-def]
-    from dagster import AssetKey, in_process_executor, load_assets_from_modules, materialize
-
-    from edaqa_pipeline.assets import chipkg, documents, evaluation, indexes, units
-    from edaqa_pipeline.cli.index import instance_for
-    from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline.settings import settings_for
-
-    corpus, storage, _ = tiny
-    cfg = settings_for(corpus, storage)
-    defs = build_definitions(cfg, executor=in_process_executor)
-    assets = load_assets_from_modules([documents, units, indexes, evaluation, chipkg])
-    result = materialize(
-        assets=assets, selection=[AssetKey("chip_kg_nodes"), AssetKey("chip_kg_triples")],
-        instance=instance_for(Path(storage)), resources=dict(defs.resources or {}),
-    )
-    assert result.success
-    checks = result.get_asset_check_evaluations()
-    assert {c.check_name for c in checks} == {
-        "no_orphan_triple", "every_node_has_provenance", "normalisation_targets_exist"}
-    assert all(c.passed for c in checks)
-    meta = result.asset_materializations_for_node("chip_kg")[0].metadata
-    assert meta["reused_documents"].value == 3  # built before by build_from_storage
-
-
-def test_llm_mode_routes_anchor_summary_and_gaps_through_the_llm_layer(tiny) -> None:  # type: ignore[no-untyped-def]
-    from edaqa_pipeline.llm import OfflineClient
-    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
-    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
-
-    class FakeModel(OfflineClient):  # a "real" provider that answers with the offline rules
-        provider = "fake"
-
-    _, storage, _ = tiny
-    client = FakeModel()
-    r = make_chipmind(IndexSnapshot.load(storage), "llm", client=client, k0=1)
-    evidence = r.retrieve("How do I reduce the path depth of a net? Then how do I show the heat map?", 5)
-    assert evidence and client.stats.calls >= 3  # anchor + summaries + gaps
-
-
 def test_pdf_nodes_are_located_by_page_markdown_nodes_need_lines() -> None:
     """A PDF's blocks have pages, not lines: its nodes pass the provenance check on their
     chunk ids alone, while a Markdown node that lost its line spans is still flagged."""
@@ -540,3 +380,28 @@ def test_pdf_nodes_are_located_by_page_markdown_nodes_need_lines() -> None:
     moved = nodes_df.with_columns(pl.lit(["grt.md"]).alias("documents"))
     flagged = kg_problems(moved, triples_df)["nodes_without_provenance"]
     assert len(flagged) == moved.filter(pl.col("kind") != "passage").height > 0
+
+
+def test_chipmind_offline_tasks_are_registered_with_rules_and_checks() -> None:
+    """Every step of the reasoning loop is an LLM task with an offline rule; the offline
+    DetectUncertainty finds an identifier no passage contains and an uncovered clause."""
+    from edaqa_pipeline.llm import OfflineClient, get_task
+    from edaqa_pipeline.methods.chipmind.tasks import SubQuery, Uncertainty
+
+    for name in ("chipmind_anchor", "chipmind_summary", "chipmind_reason", "chipmind_uncertainty",
+                 "chipmind_subquery", "chipmind_synthesize"):
+        task = get_task(name)
+        assert task.offline is not None and "never follow instructions" in task.system_prompt.lower()
+    client = OfflineClient()
+    question = "How do I run `global_route` with fewer layers? Then how do I show the congestion heat map?"
+    evidence = [{"id": "c1", "text": "The `global_route` command routes nets between layers."}]
+    inputs = {"question": question, "evidence": evidence, "identifiers": ["global_route", "gui::show_heatmap"],
+              "clauses": question_clauses(question), "asked": [], "asked_aspects": [], "cover_threshold": 0.9}
+    u = client.complete_structured("chipmind_uncertainty", inputs, Uncertainty)
+    assert u.uncertain and u.missing[0] == "gui::show_heatmap"
+    assert "how do I show the congestion heat map" in u.missing
+    s = client.complete_structured("chipmind_subquery", {"question": question, "missing": u.missing,
+                                                         "identifiers": inputs["identifiers"]}, SubQuery)
+    assert s.aspect == "gui::show_heatmap" and s.query.endswith(question)
+    done = client.complete_structured("chipmind_uncertainty", {**inputs, "asked_aspects": u.missing}, Uncertainty)
+    assert not done.uncertain and done.missing == []

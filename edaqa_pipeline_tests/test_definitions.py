@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from dagster import AutomationConditionSensorDefinition, Definitions, in_process_executor
+from dagster import AssetKey, AutomationConditionSensorDefinition, Definitions, in_process_executor
 
 from edaqa_pipeline.assets.partitions import DOCUMENTS
 from edaqa_pipeline.definitions import build_definitions
@@ -177,6 +177,21 @@ def test_jobs(defs):
     corpus_job = defs.resolve_job_def("assemble_corpus")
     assert corpus_job.partitions_def is None
     assert _user_keys(corpus_job.asset_layer.executable_asset_keys) == set(CORPUS_ASSETS + HWKG_CORPUS_ASSETS)
+    build_job = defs.resolve_job_def("build_index")
+    assert build_job.partitions_def is not None and build_job.partitions_def.name == DOCUMENTS
+    assert _user_keys(build_job.asset_layer.executable_asset_keys) == (
+        set(PARTITIONED_ASSETS) | set(CORPUS_ASSETS + HWKG_CORPUS_ASSETS))
+
+
+def test_per_document_assets_build_many_documents_in_one_run(defs):
+    """BackfillPolicy.single_run: a backfill of N partitions is one run, not N; every
+    per-document asset has a code version (what change detection compares)."""
+    graph = defs.resolve_asset_graph()
+    for name in PARTITIONED_ASSETS:
+        node = graph.get(AssetKey(name))
+        policy = node.backfill_policy
+        assert policy is not None and policy.max_partitions_per_run is None, name
+        assert node.code_version, name
 
 
 def test_sensors_and_schedule(defs):
@@ -184,14 +199,16 @@ def test_sensors_and_schedule(defs):
     assert {s.name for s in repo.sensor_defs} == SENSORS
     assert {s.name for s in repo.schedule_defs} == SCHEDULES
     corpus = defs.resolve_sensor_def("corpus_sensor")
-    assert {j.name for j in corpus.jobs} == {"index_document", "assemble_corpus"}
+    assert {j.name for j in corpus.jobs} == {"build_index", "assemble_corpus"}
     assert corpus.minimum_interval_seconds == 60
     automation = defs.resolve_sensor_def("corpus_automation_sensor")
     assert isinstance(automation, AutomationConditionSensorDefinition)
     nightly = defs.resolve_schedule_def("nightly_refresh")
     assert nightly.cron_schedule == "0 2 * * *"
     assert nightly.execution_timezone == "UTC"
-    assert nightly.job_name == "index_document"
+    assert nightly.job_name == "build_index"
+    failed = defs.resolve_sensor_def("failed_documents_sensor")
+    assert {j.name for j in failed.jobs} == {"index_document"}
 
 
 def test_resources(defs):

@@ -24,6 +24,7 @@ from edaqa_pipeline.evaluation.atomic import (
     term_occurs,
     token_f1,
 )
+from edaqa_pipeline.evaluation.judge import AnswerJudge
 from edaqa_pipeline.evaluation.qa import (
     QAFormatError,
     QAItem,
@@ -39,7 +40,10 @@ from edaqa_pipeline.evaluation.runner import (
     run_evaluation,
     write_outputs,
 )
+from edaqa_pipeline.llm import OpenAICompatibleClient
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.record import Retrieval, retrieval
+from edaqa_pipeline_tests.llm_servers import ok
 
 BENCH = Path("/work/shared/benchmarks")
 
@@ -267,9 +271,10 @@ def test_key_terms_and_occurrence():
 
 def test_facts_match_offline_judge():
     ref = "Use `set_routing_alpha` with -net to choose the net."
-    gen = "Run set_routing_alpha -net to choose the net."
-    # Gate: set_routing_alpha and -net occur in gen. Content tokens (stopwords out, stemmed):
-    # ref [set, rout, alpha, net, choos, net] (6), gen [run, set, rout, alpha, net, choos, net]
+    gen = "Call set_routing_alpha -net to choose the net."
+    # Gate: set_routing_alpha and -net occur in gen. Content tokens (text.tokens.STOP_WORDS out,
+    # rouge-score's Porter stems): ref [set, rout, alpha, net, choos, net] (6),
+    # gen [call, set, rout, alpha, net, choos, net]
     # (7); overlap 6 -> P = 6/7, R = 1, F1 = 12/13 = 0.923 >= 0.5 -> match.
     assert token_f1(gen, ref) == pytest.approx(12 / 13)
     assert facts_match(gen, ref)
@@ -315,17 +320,32 @@ def test_atomic_rouge_precision_recall():
     assert atomic_rouge("anything", []) is None
 
 
-def test_atomic_rouge_llm_judge_hook():
-    calls: list[tuple[str, str, str]] = []
+def _judge(server) -> AnswerJudge:
+    return AnswerJudge(OpenAICompatibleClient(base_url=server.base_url, api_key=None,
+                                              model="judge", max_retries=0, timeout_s=5))
 
-    def judge(question: str, reference: str, candidate: str) -> float:
-        calls.append((question, reference, candidate))
-        return 1.0 if "yes" in candidate else 0.0
 
-    score = atomic_rouge("yes one. no two.", ["fact A", "fact B"], judge=judge, question="Q?")
-    # Generated ["yes one.", "no two."]; "yes one." matches both refs -> P = 1/2, R = 2/2.
+def test_atomic_rouge_llm_judge_decomposes_and_matches(scripted_server):
+    # The judge model splits the answer into two facts, then says G1 states both references.
+    server = scripted_server([
+        ok({"facts": ["yes one", "no two"]}),
+        ok({"matches": [{"generated": "G1", "reference": "R1"}, {"generated": "G1", "reference": "R2"}]}),
+    ])
+    score = atomic_rouge("yes one. no two.", ["fact A", "fact B"], judge=_judge(server), question="Q?")
     assert score is not None and (score.precision, score.recall) == (0.5, 1.0)
-    assert len(calls) == 4 and calls[0][0] == "Q?"
+    assert [r["tools"][0]["function"]["name"] for r in server.requests] == ["AtomicFacts", "FactMatches"]
+    assert "Q?" in server.requests[1]["messages"][1]["content"]
+
+
+def test_fact_match_rejects_unknown_ids_and_reasks(scripted_server):
+    server = scripted_server([
+        ok({"facts": ["one"]}),
+        ok({"matches": [{"generated": "G5", "reference": "R1"}]}),
+        ok({"matches": []}),
+    ])
+    score = atomic_rouge("one.", ["fact A"], judge=_judge(server))
+    assert score is not None and score.f1 == 0.0
+    assert server.request_count == 3 and "G5/R1" in server.requests[2]["messages"][-1]["content"]
 
 
 # --- loaders --------------------------------------------------------------------------------
@@ -490,14 +510,14 @@ class WordOverlapRetriever:
         self.corpus = corpus
         self.reverse = reverse
 
-    def retrieve(self, query: str, k: int) -> list[EvidenceItem]:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         q = set(re.findall(r"\w+", query.lower()))
         scored = [
             (len(q & set(re.findall(r"\w+", e.text.lower()))), -i, e)
             for i, e in enumerate(self.corpus)
         ]
         scored.sort(key=lambda t: (t[0], t[1]), reverse=not self.reverse)
-        return [e for _, _, e in scored[:k]]
+        return retrieval(self.name, query, [e for _, _, e in scored[:k]])
 
 
 CORPUS = [
@@ -621,7 +641,7 @@ def test_run_evaluation_answers_from_packed_evidence():
     assert len(rows[0]["evidence"]) == 3  # the full ranked list is still recorded
 
 
-def test_run_evaluation_with_judge_and_ordqa_items():
+def test_run_evaluation_with_judge_and_ordqa_items(scripted_server):
     item = QAItem(
         id="o1",
         question="How do I set the routing alpha?",
@@ -629,18 +649,19 @@ def test_run_evaluation_with_judge_and_ordqa_items():
         ref_passages=("# H\nset_routing_alpha sets the routing alpha of a net.",),
     )
 
-    def judge(question: str, reference: str, candidate: str) -> float:
-        return 0.75
-
+    rating = {"correctness": 15, "completeness": 12, "relevance": 20, "professionalism": 18,
+              "conciseness": 10}
+    server = scripted_server([ok(rating)])
     metrics, _ = run_evaluation(
         [item],
         {"m": WordOverlapRetriever("m", CORPUS)},
         first_line_answer,
-        judge=judge,
+        judge=_judge(server),
         progress=False,
     )
     got = metrics["methods"]["m"]
-    assert got["llm_score"] == 0.75
+    assert got["llm_score"] == 75.0  # the sum of the five 0-20 criteria
+    assert "set_routing_alpha" in server.requests[0]["messages"][1]["content"]
     assert got["ref_recall@1"] == 1.0 and got["ref_recall@2048t"] == 1.0
     assert not any(
         k.startswith(("doc_recall", "span_", "atomic_")) for k in got

@@ -63,7 +63,7 @@ def test_eval_on_sample_corpus_is_complete_distinct_and_reproducible(sample_inde
 
 def test_eval_reports_asset_materialises(sample_index) -> None:  # type: ignore[no-untyped-def]
     from edaqa_pipeline.definitions import build_definitions
-    from edaqa_pipeline.methods.baselines import available_methods
+    from edaqa_pipeline.registry import available_methods
     from edaqa_pipeline.settings import settings_for
 
     corpus, storage, _ = sample_index

@@ -77,6 +77,9 @@ def test_change_document_equals_full_build(live: tuple[Path, Path], tmp_path: Pa
 
 def test_delete_document_equals_full_build(live: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, storage = live
+    if not (corpus / "placement.md").exists():  # alone or before the add test: add it first
+        copy_corpus(corpus, ["placement.md"])
+        index_corpus(corpus, storage, log=lambda *_: None)
     (corpus / "placement.md").unlink()
     report = index_corpus(corpus, storage, log=lambda *_: None)
     assert report.deleted == ["placement.md"] and report.reindexed == []
@@ -99,7 +102,7 @@ def test_a_per_document_table_missing_reruns_only_that_document(live: tuple[Path
 
 
 def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
-    """The sensor path: tick -> requested partition runs -> corpus job, on one instance."""
+    """The sensor path: tick -> one requested run (documents + corpus), on one instance."""
     from dagster import in_process_executor
 
     from edaqa_pipeline.definitions import build_definitions
@@ -124,18 +127,28 @@ def test_change_through_the_sensor_equals_full_build(tmp_path: Path) -> None:
             else:
                 for key in request.partition_keys:
                     instance.delete_dynamic_partition(request.partitions_def_name, key)
-        for run in getattr(result, "run_requests", None) or []:
+        runs = getattr(result, "run_requests", None) or []
+        for run in runs:  # one run: build_index over the new/changed documents, or assemble_corpus
+            assert run.job_name in ("build_index", "assemble_corpus") and run.partition_key is None
             job = defs.resolve_job_def(run.job_name)
-            assert job.execute_in_process(partition_key=run.partition_key, instance=instance).success
-        assert defs.resolve_job_def("assemble_corpus").execute_in_process(instance=instance).success
+            assert job.execute_in_process(instance=instance, tags=run.tags).success
+        assert len(runs) <= 1
         return result.cursor if isinstance(result, SensorResult) else context.cursor
+
+    from edaqa_pipeline.cli.index import table_summary
 
     cursor = tick(None)
     copy_corpus(corpus, [DOCS[2]])
-    tick(cursor)
-    from edaqa_pipeline.cli.index import table_summary
-
+    cursor = tick(cursor)
     live = {k: v["content_hash"] for k, v in table_summary(cfg, sorted(DOCS)).items() if k in COMPARED}
+    assert live == _fresh(tmp_path, _files(corpus))
+    # A file deleted: its partition goes, and its stored tables go with it (chunk_index).
+    (corpus / DOCS[0]).unlink()
+    tick(cursor)
+    assert not list((storage / "tables").glob(f"*/{DOCS[0]}.parquet"))
+    live = {k: v["content_hash"] for k, v in table_summary(cfg, DOCS[1:]).items() if k in COMPARED}
+    shutil.rmtree(tmp_path / "fresh_corpus")
+    shutil.rmtree(tmp_path / "fresh_storage")
     assert live == _fresh(tmp_path, _files(corpus))
 
 
@@ -147,12 +160,12 @@ def test_kill_minus_9_then_rerun_gives_identical_outputs(tmp_path: Path) -> None
            "--storage", str(storage), "--quiet"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
-    state = storage / "index_state.json"
+    parsed = storage / "tables" / "parsed_documents"
     deadline = time.monotonic() + 240
     try:
         while time.monotonic() < deadline and proc.poll() is None:
-            if state.is_file() and json.loads(state.read_text() or "{}"):
-                break  # at least one document done, others not yet
+            if parsed.is_dir() and any(parsed.glob("*.parquet")):
+                break  # the first step stored its tables, the later ones not yet
             time.sleep(0.2)
         assert proc.poll() is None, "index finished before it could be interrupted"
         os.kill(proc.pid, signal.SIGKILL)
@@ -160,6 +173,7 @@ def test_kill_minus_9_then_rerun_gives_identical_outputs(tmp_path: Path) -> None
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     assert not (storage / "manifest.json").exists()
+    assert not (storage / "index_state.json").exists()  # the instance is the only record
     rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     shutil.rmtree(tmp_path / "fresh_corpus", ignore_errors=True)

@@ -4,6 +4,8 @@ import multiprocessing as mp
 from pathlib import Path
 from typing import Any
 
+DIM = 384  # any width: the schema is built for the encoder's width (here MiniLM's)
+
 
 def _open_units(uri: str, barrier: Any, results: Any) -> None:
     from edaqa_pipeline.retrieval import lance_store
@@ -11,7 +13,7 @@ def _open_units(uri: str, barrier: Any, results: Any) -> None:
     db = lance_store.connect(uri)
     barrier.wait()  # every process asks for the missing table at the same moment
     try:
-        results.put(("ok", lance_store._table(db, "units", lance_store.UNIT_SCHEMA).count_rows()))
+        results.put(("ok", lance_store._table(db, "units", lance_store.unit_schema(DIM)).count_rows()))
     except Exception as exc:
         results.put(("error", repr(exc)))
 
@@ -44,17 +46,18 @@ def test_vector_index_appears_at_the_row_threshold(tmp_path: Path) -> None:
 
     uri = str(tmp_path / "lancedb")
     rng = np.random.default_rng(0)
-    vectors = rng.standard_normal((600, lance_store.DIM)).astype(np.float32)
+    vectors = rng.standard_normal((600, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    schema = lance_store.unit_schema(DIM)
     rows = [{"unit_id": f"u{i:04d}", "document": "d.md", "summary": "", "content_hash": str(i)}
             for i in range(600)]
-    lance_store.replace_rows(uri, lance_store.UNIT_TABLE, lance_store.UNIT_SCHEMA, "unit_id",
-                             lance_store.to_arrow(rows[:300], vectors[:300], lance_store.UNIT_SCHEMA))
+    lance_store.replace_rows(uri, lance_store.UNIT_TABLE, schema, "unit_id",
+                             lance_store.to_arrow(rows[:300], vectors[:300], schema))
     assert lance_store.ensure_vector_index(uri, lance_store.UNIT_TABLE, min_rows=512) is False
     table = lance_store.connect(uri).open_table(lance_store.UNIT_TABLE)
     assert not [ix for ix in table.list_indices() if "vector" in ix.columns]
-    lance_store.replace_rows(uri, lance_store.UNIT_TABLE, lance_store.UNIT_SCHEMA, "unit_id",
-                             lance_store.to_arrow(rows, vectors, lance_store.UNIT_SCHEMA))
+    lance_store.replace_rows(uri, lance_store.UNIT_TABLE, schema, "unit_id",
+                             lance_store.to_arrow(rows, vectors, schema))
     assert lance_store.ensure_vector_index(uri, lance_store.UNIT_TABLE, min_rows=512) is True
     table = lance_store.connect(uri).open_table(lance_store.UNIT_TABLE)
     [index] = [ix for ix in table.list_indices() if "vector" in ix.columns]

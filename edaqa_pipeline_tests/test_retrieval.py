@@ -12,20 +12,18 @@ from pathlib import Path
 import pytest
 
 from edaqa_pipeline.cli.index import index_corpus
-from edaqa_pipeline.generation.extractive import extractive_answer
-from edaqa_pipeline.methods.baselines import (
-    FunctionAwareRetriever,
-    fused_score,
-    make_retriever,
-    rrf,
-    top_rows,
-)
+from edaqa_pipeline.generation.answer import answer_question
+from edaqa_pipeline.generation.claims import ungrounded_terms
+from edaqa_pipeline.methods.fa.retriever import FunctionAwareRetriever
+from edaqa_pipeline.registry import make_retriever
 from edaqa_pipeline.retrieval import lance_store
+from edaqa_pipeline.retrieval.fusion import fused_score, rrf
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NotIndexedError
+from edaqa_pipeline.retrieval.topk import top_k
 
 # The chunk/unit methods of the primary paper (the other papers' methods need their own
 # graphs, built by `edaqa index --with ...`, and have their own test files).
-CORE_METHODS = ["bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid"]
+CORE_METHODS = ["edaqa", "bm25", "dense", "hybrid_rrf", "fa_units", "fa_hybrid"]
 
 
 def test_fused_score_is_equation_5() -> None:
@@ -40,10 +38,10 @@ def test_reciprocal_rank_fusion_by_hand() -> None:
     assert scores[9] == pytest.approx(1 / 62)
 
 
-def test_top_rows_breaks_ties_by_row() -> None:
+def test_top_k_breaks_ties_by_row() -> None:
     import numpy as np
 
-    assert top_rows(np.array([0.1, 0.9, 0.9, 0.5]), 3) == [1, 2, 3]
+    assert top_k(np.array([0.1, 0.9, 0.9, 0.5]), 3) == [1, 2, 3]
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +78,8 @@ def test_evidence_carries_the_path_that_found_it(snapshot: IndexSnapshot) -> Non
     assert all(e.start_line is not None or e.page is not None for e in evidence)
 
 
-def test_citations_point_at_lines_that_contain_the_quoted_text(sample_index, snapshot: IndexSnapshot) -> None:  # type: ignore[no-untyped-def]
+def test_citations_point_at_lines_that_contain_the_claims_terms(sample_index, snapshot: IndexSnapshot) -> None:  # type: ignore[no-untyped-def]
+    """Every offline claim cites ``doc:Lx-Ly`` lines that really hold its numbers and names."""
     corpus, _, _ = sample_index
     questions = [
         "What is the default of -starts_with in define_power_grid?",
@@ -90,14 +89,22 @@ def test_citations_point_at_lines_that_contain_the_quoted_text(sample_index, sna
     ]
     checked = 0
     for question in questions:
-        evidence = make_retriever("fa_hybrid", snapshot).retrieve(question, 5)
-        answer = extractive_answer(question, evidence)
-        for block, doc, start, end in re.findall(r"(.*?)\n\[([^\]:]+\.md):L(\d+)(?:-L(\d+))?\]\n*", answer, flags=re.S):
-            lines = (corpus / doc).read_text().split("\n")[int(start) - 1 : int(end or start)]
-            for quoted in block.strip().split("\n"):
-                if quoted.strip() and not quoted.startswith("| ---"):
-                    assert quoted.strip() in "\n".join(lines) or quoted.strip().startswith("| Switch"), (doc, start, quoted)
-                    checked += 1
+        answer = answer_question(question, make_retriever("edaqa", snapshot).retrieve(question, 5))
+        assert answer.answerer == "extractive" and answer.claims, question
+        for claim in answer.claims:
+            assert claim.supported, (question, claim)
+            cited = []
+            for citation in claim.citations:
+                match = re.fullmatch(r"([^:]+\.md):L(\d+)(?:-L(\d+))?", citation)
+                if match is None:
+                    continue  # a PDF page citation
+                doc, start, end = match.groups()
+                lines = (corpus / doc).read_text().split("\n")[int(start) - 1 : int(end or start)]
+                cited.append("\n".join(lines))
+            if cited:
+                assert ungrounded_terms(claim.text, "\n".join(cited)) == [], (question, claim)
+                checked += 1
+            assert f"[{'; '.join(claim.citations)}]" in answer.text
     assert checked >= 4
 
 
@@ -174,9 +181,13 @@ def test_ask_cli_json_contract(sample_index) -> None:  # type: ignore[no-untyped
         capture_output=True, text=True, timeout=120, check=True,
     )
     payload = json.loads(out.stdout)
-    assert set(payload) == {"question", "method", "answer", "retrieval_ms", "evidence"}
+    assert {"question", "method", "answer", "answerer", "claims", "tokens", "retrieval_ms",
+            "answer_ms", "evidence"} <= set(payload)
     assert payload["method"] == "hybrid_rrf" and len(payload["evidence"]) == 3
-    assert set(payload["evidence"][0]) == {"doc", "start_line", "end_line", "page", "text", "score", "path"}
+    assert payload["answerer"] == "extractive"
+    assert {"doc", "start_line", "end_line", "page", "citation", "text", "score", "path",
+            "evidence_id"} <= set(payload["evidence"][0])
+    assert all(set(c) >= {"text", "citations", "supported"} for c in payload["claims"])
     assert "[cts.md:L" in payload["answer"]
 
 

@@ -1,4 +1,5 @@
-"""The corpus sensor and the nightly schedule, evaluated like the daemon would.
+"""The corpus sensor, the failed-documents sensor and the nightly schedule, evaluated like the
+daemon would.
 
 Each tick builds a fresh sensor context on one instance with the cursor of the previous tick,
 then applies the returned dynamic-partition requests to the instance (what the daemon does
@@ -27,11 +28,15 @@ from dagster import (
     build_sensor_context,
     in_process_executor,
 )
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
 
-from edaqa_pipeline.assets.partitions import DOCUMENTS
+from edaqa_pipeline.assets.partitions import DOCUMENTS, FORCE_TAG, ISOLATE_FAILURES_TAG
 from edaqa_pipeline.definitions import build_definitions
 from edaqa_pipeline.schedules import nightly_refresh
-from edaqa_pipeline.sensors import corpus_changes, corpus_sensor
+from edaqa_pipeline.sensors import corpus_changes, corpus_sensor, range_tags
 from edaqa_pipeline_tests.dagster_fixtures import (
     DOC_A,
     DOC_B,
@@ -98,6 +103,12 @@ def _repository(tmp_path: Path):  # type: ignore[no-untyped-def]
 def _runs(result: SensorResult | SkipReason) -> list[RunRequest]:
     assert isinstance(result, SensorResult), result
     return list(result.run_requests or [])
+
+
+def _range(run: RunRequest) -> tuple[str, str]:
+    """(first, last) partition of a run over a range of documents."""
+    assert run.partition_key is None
+    return run.tags[ASSET_PARTITION_RANGE_START_TAG], run.tags[ASSET_PARTITION_RANGE_END_TAG]
 
 
 def _partition_requests(result: SensorResult, kind: type) -> list[str]:
@@ -170,19 +181,26 @@ def test_corpus_changes_does_not_mutate_its_inputs():
 # --- the sensor, tick by tick ----------------------------------------------------------------
 
 
-def test_first_tick_adds_partitions_and_requests_one_run_per_document(driver, corpus):
+def test_range_tags_cover_the_keys_in_partition_order():
+    order = ["c.md", "a.md", "d.md", "b.md"]
+    assert range_tags(order, ["b.md", "a.md"]) == {
+        ASSET_PARTITION_RANGE_START_TAG: "a.md", ASSET_PARTITION_RANGE_END_TAG: "b.md"}
+    assert range_tags(order, ["d.md"]) == {
+        ASSET_PARTITION_RANGE_START_TAG: "d.md", ASSET_PARTITION_RANGE_END_TAG: "d.md"}
+
+
+def test_first_tick_adds_partitions_and_requests_one_run_for_all_documents(driver, corpus):
     result = driver.tick()
     assert isinstance(result, SensorResult)
     assert _partition_requests(result, AddDynamicPartitionsRequest) == ["a.md", "b.md"]
     assert _partition_requests(result, DeleteDynamicPartitionsRequest) == []
-    runs = sorted(_runs(result), key=lambda r: r.partition_key or "")
-    assert [r.partition_key for r in runs] == ["a.md", "b.md"]
-    for run in runs:
-        assert run.job_name == "index_document"
-        assert sha(corpus / run.partition_key) in run.run_key
-        assert run.partition_key in run.run_key
-        assert run.tags["edaqa/reason"] == "added"
-    assert len({r.run_key for r in runs}) == 2
+    (run,) = _runs(result)
+    assert run.job_name == "build_index"
+    assert _range(run) == ("a.md", "b.md")
+    assert run.tags[ISOLATE_FAILURES_TAG] == "1"
+    assert run.tags["edaqa/reason"] == "added"
+    for key in ("a.md", "b.md"):
+        assert f"{key}:{sha(corpus / key)}" in run.run_key
     assert cursor_documents(result.cursor) == {
         "a.md": sha(corpus / "a.md"),
         "b.md": sha(corpus / "b.md"),
@@ -201,9 +219,8 @@ def test_ticks_validate_against_the_repository(persistent_instance, corpus, tmp_
         resources=driver.resources, repository_def=repo,
     )  # fmt: skip
     data = corpus_sensor.evaluate_tick(context)
-    assert sorted((r.job_name, r.partition_key) for r in data.run_requests or []) == [
-        ("index_document", "a.md"), ("index_document", "b.md"),
-    ]  # fmt: skip
+    (run,) = data.run_requests or []
+    assert run.job_name == "build_index" and _range(run) == ("a.md", "b.md")
     driver.tick()
     (corpus / "b.md").unlink()
     context = build_sensor_context(
@@ -228,15 +245,15 @@ def test_second_tick_without_change_skips(driver):
 
 
 def test_modified_file_requests_one_run_with_a_new_run_key(driver, corpus):
-    first = {r.partition_key: r.run_key for r in _runs(driver.tick())}
+    (first,) = _runs(driver.tick())
     (corpus / "a.md").write_text(
         DOC_A + "\nOne more paragraph about placement.\n", encoding="utf-8"
     )
     result = driver.tick()
     runs = _runs(result)
-    assert [r.partition_key for r in runs] == ["a.md"]
-    assert runs[0].job_name == "index_document"
-    assert runs[0].run_key != first["a.md"]
+    assert [_range(r) for r in runs] == [("a.md", "a.md")]
+    assert runs[0].job_name == "build_index"
+    assert runs[0].run_key != first.run_key
     assert sha(corpus / "a.md") in runs[0].run_key
     assert runs[0].tags["edaqa/reason"] == "changed"
     assert result.dynamic_partitions_requests in (None, [])
@@ -260,7 +277,7 @@ def test_added_file_adds_its_partition_and_one_run(driver, corpus):
     result = driver.tick()
     assert _partition_requests(result, AddDynamicPartitionsRequest) == ["sub/c.md"]
     runs = _runs(result)
-    assert [(r.partition_key, r.job_name) for r in runs] == [("sub/c.md", "index_document")]
+    assert [(_range(r), r.job_name) for r in runs] == [(("sub/c.md", "sub/c.md"), "build_index")]
     assert sha(corpus / "sub" / "c.md") in runs[0].run_key
     assert runs[0].tags["edaqa/reason"] == "added"
     assert driver.partitions() == {"a.md", "b.md", "sub/c.md"}
@@ -301,9 +318,10 @@ def test_symlink_outside_the_corpus_is_never_requested(tmp_path, corpus, driver)
     (corpus / "link.md").symlink_to(outside / "secret.md")
     (corpus / "linkdir").symlink_to(outside, target_is_directory=True)
     result = driver.tick()
-    requested = {r.partition_key for r in _runs(result)}
+    requested = [_range(r) for r in _runs(result)]
     added = _partition_requests(result, AddDynamicPartitionsRequest)
-    assert requested == {"a.md", "b.md"}
+    assert requested == [("a.md", "b.md")]
+    assert not any("link" in r.run_key or "secret" in r.run_key for r in _runs(result))
     assert added == ["a.md", "b.md"]
     assert not any("link" in key or "secret" in key for key in cursor_documents(result.cursor))
     assert driver.partitions() == {"a.md", "b.md"}
@@ -315,7 +333,8 @@ def test_ignored_files_are_not_documents(driver, corpus):
         "notes.txt": "plain text\n", "image.png": b"\x89PNG\r\n",
     })  # fmt: skip
     result = driver.tick()
-    assert {r.partition_key for r in _runs(result)} == {"a.md", "b.md"}
+    (run,) = _runs(result)
+    assert _range(run) == ("a.md", "b.md") and run.tags["edaqa/documents"] == "2"
 
 
 def test_revert_to_an_earlier_version_gets_a_fresh_run_key(driver, corpus):
@@ -325,7 +344,7 @@ def test_revert_to_an_earlier_version_gets_a_fresh_run_key(driver, corpus):
     assert len(_runs(driver.tick())) == 1
     (corpus / "a.md").write_text(original, encoding="utf-8")
     runs = _runs(driver.tick())
-    assert [r.partition_key for r in runs] == ["a.md"]
+    assert [_range(r) for r in runs] == [("a.md", "a.md")]
     assert runs[0].run_key not in driver.run_keys[:-1]
 
 
@@ -354,14 +373,15 @@ def _evaluate_schedule(instance: DagsterInstance, when: datetime) -> list[RunReq
     return list(result)
 
 
-def test_nightly_refresh_requests_every_partition(persistent_instance):
+def test_nightly_refresh_requests_one_run_over_every_partition(persistent_instance):
     persistent_instance.add_dynamic_partitions(DOCUMENTS, ["b.md", "a.md"])
     when = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
-    requests = _evaluate_schedule(persistent_instance, when)
-    assert [r.partition_key for r in requests] == ["a.md", "b.md"]
-    assert all(r.job_name == "index_document" for r in requests)
-    assert all(r.tags["edaqa/reason"] == "nightly" for r in requests)
-    assert [r.run_key for r in requests] == ["nightly:2026-11-29:a.md", "nightly:2026-11-29:b.md"]
+    (request,) = _evaluate_schedule(persistent_instance, when)
+    assert request.job_name == "build_index"
+    assert _range(request) == ("b.md", "a.md")  # the instance's partition order
+    assert request.tags["edaqa/reason"] == "nightly"
+    assert request.tags[FORCE_TAG] == "1" and request.tags[ISOLATE_FAILURES_TAG] == "1"
+    assert request.run_key == "nightly:2026-11-29"
 
 
 def test_nightly_refresh_run_keys_are_deterministic_per_day(persistent_instance):
@@ -377,9 +397,9 @@ def test_nightly_refresh_run_keys_are_deterministic_per_day(persistent_instance)
 
 def test_nightly_refresh_follows_partition_deletes(persistent_instance):
     persistent_instance.add_dynamic_partitions(DOCUMENTS, ["a.md", "b.md", "c.md"])
-    persistent_instance.delete_dynamic_partition(DOCUMENTS, "b.md")
-    requests = _evaluate_schedule(persistent_instance, datetime(2026, 11, 29, 2, 0, tzinfo=UTC))
-    assert [r.partition_key for r in requests] == ["a.md", "c.md"]
+    persistent_instance.delete_dynamic_partition(DOCUMENTS, "c.md")
+    (request,) = _evaluate_schedule(persistent_instance, datetime(2026, 11, 29, 2, 0, tzinfo=UTC))
+    assert _range(request) == ("a.md", "b.md")
 
 
 def test_nightly_refresh_without_partitions_requests_nothing(persistent_instance):
@@ -395,4 +415,4 @@ def test_nightly_refresh_tick_validates(persistent_instance, tmp_path):
         repository_def=_repository(tmp_path),
     )
     data = nightly_refresh.evaluate_tick(context)
-    assert [r.partition_key for r in data.run_requests or []] == ["a.md"]
+    assert [_range(r) for r in data.run_requests or []] == [("a.md", "a.md")]

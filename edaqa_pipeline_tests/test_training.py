@@ -161,13 +161,31 @@ def test_copy_guard_and_offline_llm_task(unit_tables) -> None:  # type: ignore[n
     arts = [node_by_id[a] for a in unit["artifact_ids"]]
     # The LLM task's offline implementation is the template generator.
     result = OfflineClient().complete_structured(TASK, task_inputs(unit, arts, 4), TrainingQueries)
-    assert [q.model_dump() for q in result.queries] == template_queries(unit_facts(unit, arts), 4)
+    # (unit-level forms only: row-level queries are templates on the LLM path too)
+    assert [q.model_dump() for q in result.queries] == template_queries(unit_facts(unit, arts), 4, rows=0)
 
 
 def test_sampler_mixed_negatives(unit_tables, pairs_with_negatives) -> None:  # type: ignore[no-untyped-def]
-    units, _, _ = unit_tables
+    from edaqa_pipeline.training.hard_negatives import query_names
+    from edaqa_pipeline.training.pipeline import unit_identifier_sets
+
+    units, nodes, _ = unit_tables
     pairs = pairs_with_negatives
-    assert sampler_problems(pairs, units) == []
+    identifiers = unit_identifier_sets(units, nodes)
+    assert sampler_problems(pairs, units, identifiers=identifiers) == []
+    # Identifier-hard negatives never name every identifier their query names; for queries
+    # about an option of a command, some share the command or the option (the graph).
+    names = dict(zip(units["unit_id"].to_list(), identifiers, strict=True))
+    anchors = dict(zip(units["unit_id"].to_list(), units["anchor"].to_list(), strict=True))
+    shared = 0
+    for row in pairs.iter_rows(named=True):
+        commands, options, other = query_names(row["query"], anchors[row["unit_id"]])
+        for neg, kind in zip(row["negatives"], row["negative_kinds"], strict=True):
+            if kind != "identifier":
+                continue
+            assert not (commands | options | other) or not (commands | options | other) <= names[neg]
+            shared += bool(options and (commands | options) & names[neg])
+    assert shared > 0
     types = dict(zip(units["unit_id"].to_list(), [set(t) for t in units["artifact_types"].to_list()], strict=True))
     kinds_seen: set[str] = set()
     for row in pairs.iter_rows(named=True):
@@ -183,8 +201,8 @@ def test_sampler_mixed_negatives(unit_tables, pairs_with_negatives) -> None:  # 
     base = pairs.drop("negatives", "negative_kinds", "kappa")
     emb = dict(zip(unit_tables[2]["unit_id"].to_list(), unit_tables[2]["vector"].to_list(), strict=True))
     vectors = np.asarray([emb[u] for u in units["unit_id"].to_list()], dtype=np.float32)
-    assert sample_negatives(base, units, vectors).equals(pairs)
-    assert not sample_negatives(base, units, vectors, seed=1)["negatives"].equals(pairs["negatives"])
+    assert sample_negatives(base, units, vectors, identifiers=identifiers).equals(pairs)
+    assert not sample_negatives(base, units, vectors, seed=1, identifiers=identifiers)["negatives"].equals(pairs["negatives"])
 
 
 # --------------------------------------------------------------------------------------------

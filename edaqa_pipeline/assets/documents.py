@@ -1,10 +1,12 @@
 """Per-document assets: parse, extract typed artifacts, chunk, group occurrences.
 
-Each asset is a thin wrapper: load the partition's input, call the pure domain function,
-attach metadata and check results, return a Polars frame that the Parquet IO manager stores
-under ``STORAGE/tables/<asset>/<document key>.parquet``. A document that cannot be parsed
-fails its own partition with a ``Failure`` naming the file and the problem; other documents
-are unaffected.
+Each asset is written for one document: it gets the document's input frames, calls the pure
+domain function, attaches metadata and check results, and yields a Polars frame that the
+Parquet IO manager stores under ``STORAGE/tables/<asset>/<document key>.parquet``.
+``per_document.document_asset`` runs it over every document of a run in one step, reuses the
+stored table of an unchanged document, and isolates a document that fails: a file that cannot
+be parsed fails with a ``Failure`` naming the file and the problem, and every other document
+still indexes.
 """
 
 
@@ -12,21 +14,15 @@ from collections import Counter
 from collections.abc import Iterator
 
 import polars as pl
-from dagster import (
-    AssetExecutionContext,
-    Failure,
-    Output,
-    asset,
-)
+from dagster import AssetExecutionContext, Failure, Output
 
 from edaqa_pipeline import checks
-from edaqa_pipeline.assets.partitions import documents_partitions
-from edaqa_pipeline.corpus.scan import UnsafePathError, resolve_key
+from edaqa_pipeline.assets.per_document import document_asset
+from edaqa_pipeline.corpus.scan import UnsafePathError, file_sha256, resolve_key
 from edaqa_pipeline.extraction.artifacts import extract_artifacts
 from edaqa_pipeline.extraction.chunks import build_chunks
 from edaqa_pipeline.extraction.occurrences import build_occurrences
 from edaqa_pipeline.extraction.semantic_llm import LLMSemanticExtractor
-from edaqa_pipeline.jobs import DOCUMENT_ASSETS
 from edaqa_pipeline.model import (
     ARTIFACTS_SCHEMA,
     BLOCKS_SCHEMA,
@@ -37,7 +33,6 @@ from edaqa_pipeline.model import (
 from edaqa_pipeline.parsing.documents import parse_document
 from edaqa_pipeline.parsing.errors import DocumentError
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
-from edaqa_pipeline.storage.tables import drop_partition
 from edaqa_pipeline.validation import structure
 
 GROUP = "documents"
@@ -48,8 +43,19 @@ def _line_bound(df: pl.DataFrame) -> int | None:
     return int(ends.max()) if len(ends) and ends.max() is not None else None  # type: ignore[arg-type]
 
 
-@asset(
-    partitions_def=documents_partitions,
+def source_sha256(settings: PipelineSettings, key: str) -> str:
+    """SHA-256 of the document's file ('' when it is missing or outside the root): what
+    ``parsed_documents`` is a function of."""
+    try:
+        path = resolve_key(settings.settings().corpus_root, key)
+    except UnsafePathError:
+        return ""
+    return file_sha256(path) if path.is_file() else ""
+
+
+@document_asset(
+    code_version="3",
+    source=source_sha256,
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=checks.check_specs("parsed_documents"),
@@ -65,8 +71,6 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
             raise DocumentError(key, f"file not found under {cfg.corpus_root}")
         doc, blocks = parse_document(path.read_bytes(), key, cfg.max_document_mb)
     except (DocumentError, UnsafePathError) as exc:
-        # A failed document must not keep serving the rows of its previous version.
-        drop_partition(cfg.tables_dir, DOCUMENT_ASSETS, key)
         raise Failure(description=str(exc), metadata={"document": key}, allow_retries=False) from None
     df = frame(blocks, BLOCKS_SCHEMA)
     kinds = Counter(df["kind"].to_list())
@@ -85,16 +89,11 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
         },
     )
     n_lines = doc["n_lines"] if doc["format"] == "markdown" else None
-    problems = structure.block_problems(df, n_lines)
-    if problems:
-        # The blocking check stops the downstream assets: their rows of this document's
-        # previous version must not keep being served.
-        drop_partition(cfg.tables_dir, DOCUMENT_ASSETS[1:], key)
-    yield from checks.results("parsed_documents", df, problems)
+    yield from checks.results("parsed_documents", df, structure.block_problems(df, n_lines))
 
 
-@asset(
-    partitions_def=documents_partitions,
+@document_asset(
+    code_version="2",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=checks.check_specs("typed_artifacts"),
@@ -124,8 +123,8 @@ def typed_artifacts(
     )
 
 
-@asset(
-    partitions_def=documents_partitions,
+@document_asset(
+    code_version="2",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=checks.check_specs("chunks"),
@@ -147,8 +146,8 @@ def chunks(parsed_documents: pl.DataFrame, settings: PipelineSettings) -> Iterat
     yield from checks.results("chunks", df, structure.chunk_problems(df, _line_bound(parsed_documents)))
 
 
-@asset(
-    partitions_def=documents_partitions,
+@document_asset(
+    code_version="2",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=checks.check_specs("occurrences"),

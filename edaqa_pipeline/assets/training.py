@@ -1,9 +1,11 @@
 """Training assets of the function-aware encoder (group ``training``).
 
-* ``training_pairs``: queries generated from the functional units (templates, or the LLM
-  through the ``training_queries`` task when one is configured), each with its required types
-  T_q, its positive unit, its train/validation side (85/15 by unit) and 7 negatives from the
-  mixed sampler (3 type-hard / 2 semantic-hard / 2 random) with their coverage kappa.
+* ``training_pairs``: queries generated from the functional units (unit-level templates, or the
+  LLM through the ``training_queries`` task when one is configured, plus row-level queries from
+  parameter tables, diagnostics and procedure steps), each with its required types T_q, its
+  positive unit, its train/validation side (85/15 by unit) and 7 negatives from the mixed
+  sampler (3 type-hard / 2 identifier-hard / 1 semantic-hard / 1 random) with their coverage
+  kappa.
 * ``trained_encoder``: the LoRA adapter trained on those pairs, stored under
   ``STORAGE/encoders/<training-data hash>-<config digest>/`` with its card; a one-row table
   points at it. Versioned by the training-data hash: when the pairs (and the unit texts they
@@ -44,7 +46,7 @@ _DEFAULTS = TrainConfig()
 
 
 @asset(
-    code_version="1",
+    code_version="2",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     pool="llm",
@@ -53,10 +55,11 @@ _DEFAULTS = TrainConfig()
                        description="no unit (nor anchor group) on both sides of the 85/15 split"),
         AssetCheckSpec("negatives_valid", asset="training_pairs", blocking=True,
                        description="7 negatives per query, positive never among them, type-hard "
-                       "negatives lack a required type, kappa matches the unit types"),
+                       "negatives lack a required type, identifier-hard negatives do not name "
+                       "every identifier of their query, kappa matches the unit types"),
     ],
-    description="Training queries generated from functional units, with T_q, positive unit, "
-    "split and 7 mixed negatives.",
+    description="Training queries generated from functional units and their table rows, "
+    "diagnostics and steps, with T_q, positive unit, split and 7 mixed negatives.",
 )
 def training_pairs(
     context: AssetExecutionContext,
@@ -66,7 +69,7 @@ def training_pairs(
     settings: PipelineSettings,
     llm: LLMResource,
 ) -> Iterator:
-    from edaqa_pipeline.training.pipeline import make_training_pairs
+    from edaqa_pipeline.training.pipeline import make_training_pairs, unit_identifier_sets
 
     cfg = settings.settings()
     client = llm.get_client()
@@ -87,7 +90,9 @@ def training_pairs(
         "negative_kinds": ", ".join(f"{k}={n}" for k, n in kinds.iter_rows()) if kinds is not None else "none",
     })
     yield problems_result("training_pairs", "split_disjoint_by_unit", split_problems(pairs))
-    yield problems_result("training_pairs", "negatives_valid", sampler_problems(pairs, unit_hyperedges))
+    identifiers = unit_identifier_sets(unit_hyperedges, unit_nodes)
+    yield problems_result("training_pairs", "negatives_valid",
+                          sampler_problems(pairs, unit_hyperedges, identifiers=identifiers))
 
 
 class TrainEncoderConfig(Config):
@@ -223,6 +228,8 @@ def tuned_embeddings(
         problems.append(f"{n_units} unit vectors for {unit_hyperedges.height} units")
     if n_chunks != all_chunks.height:
         problems.append(f"{n_chunks} chunk vectors for {all_chunks.height} chunks")
+    if unit_hyperedges.height and not all_chunks.height:
+        problems.append("units but no chunk was read: the instance has no document partitions")
     dim = base_encoder(cfg.encoder_path).dim
     vectors = vectors_of(frame).reshape(-1, dim)
     problems += vector_problems(vectors, dim)

@@ -4,11 +4,12 @@
 ``unit_nodes``, ``unit_provenance``, ``unit_chunk_edges``, ``unit_chunk_contents``,
 ``unit_type_bags``, ``unit_rejections``). It reads every document's occurrences, artifacts and
 chunks (documents whose partition failed are skipped, not fatal), reuses the units of its
-previous materialisation whose content hash is unchanged, and reports reused / rebuilt /
+previous materialisation (read through the IO manager) whose content hash is unchanged, and reports reused / rebuilt /
 deleted counts. Blocking checks re-verify every linker rule on what was kept.
 """
 
 
+import time
 from collections.abc import Iterator
 
 import polars as pl
@@ -23,13 +24,14 @@ from dagster import (
     AutomationCondition,
     MetadataValue,
     Output,
+    ResourceParam,
     multi_asset,
 )
 
+from edaqa_pipeline.assets.document_state import DOCUMENTS_SHA, documents_sha
 from edaqa_pipeline.graphs.functional_units import UNIT_TABLE_NAMES, assemble_units
 from edaqa_pipeline.model import ARTIFACTS_SCHEMA, CHUNKS_SCHEMA, OCCURRENCES_SCHEMA
-from edaqa_pipeline.resources import PipelineSettings
-from edaqa_pipeline.storage.tables import read_table
+from edaqa_pipeline.resources import CorpusParquetIOManager, PipelineSettings
 from edaqa_pipeline.validation import structure
 from edaqa_pipeline.validation.expectations import run_suite
 
@@ -67,6 +69,7 @@ def _check(name: str, asset: str, passed: bool, **metadata: object) -> AssetChec
     outs={
         name: AssetOut(
             kinds={"python", "polars", "parquet"},
+            code_version="2",
             automation_condition=CORPUS_CONDITION,
             description=f"Functional-unit hypergraph output `{name}` (paper Appendix B).",
         )
@@ -100,22 +103,28 @@ def functional_units(
     typed_artifacts: dict[str, pl.DataFrame],
     chunks: dict[str, pl.DataFrame],
     settings: PipelineSettings,
+    io_manager: ResourceParam[CorpusParquetIOManager],
 ) -> Iterator:
     """Assemble units within sources and across documents, incrementally."""
+    started = time.perf_counter()
     cfg = settings.settings()
     previous = {
         name: df for name in UNIT_TABLE_NAMES
-        if (df := read_table(cfg.tables_dir, name)) is not None
+        if (df := io_manager.previous_output(name)) is not None
     }
+    # Only documents with all three tables: one whose occurrences failed is not half-used.
+    documents = sorted(set(occurrences) & set(typed_artifacts) & set(chunks))
     tables, stats = assemble_units(
-        concat(occurrences, OCCURRENCES_SCHEMA),
-        concat(typed_artifacts, ARTIFACTS_SCHEMA),
-        concat(chunks, CHUNKS_SCHEMA),
+        concat({k: occurrences[k] for k in documents}, OCCURRENCES_SCHEMA),
+        concat({k: typed_artifacts[k] for k in documents}, ARTIFACTS_SCHEMA),
+        concat({k: chunks[k] for k in documents}, CHUNKS_SCHEMA),
         cap=cfg.anchor_cap,
         previous=previous or None,
     )
     meta = stats.as_metadata()
-    meta["documents"] = len(occurrences)
+    meta["documents"] = len(documents)
+    meta[DOCUMENTS_SHA] = documents_sha(documents)
+    meta["seconds"] = round(time.perf_counter() - started, 3)
     for name in UNIT_TABLE_NAMES:
         extra = dict(meta) if name == "unit_hyperedges" else {}
         yield Output(tables[name], output_name=name,

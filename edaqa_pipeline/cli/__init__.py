@@ -14,6 +14,7 @@ DESCRIPTION = """Question answering over EDA documentation with cited evidence.
   edaqa index --corpus DOCS --storage STORE        build (or refresh) the indexes
   edaqa ask "how do I enable sink clustering?"     answer with citations
   edaqa eval --qa questions.jsonl                  compare methods on a QA set
+  edaqa serve                                      HTTP API (POST /ask, OpenAI /v1)
 
 --corpus / --storage default to $EDAQA_CORPUS / $EDAQA_STORAGE."""
 
@@ -21,6 +22,7 @@ DESCRIPTION = """Question answering over EDA documentation with cited evidence.
 def build_parser() -> argparse.ArgumentParser:
     from edaqa_pipeline.cli.index import add_index_commands
     from edaqa_pipeline.cli.query import add_query_commands
+    from edaqa_pipeline.cli.serve import add_serve_command
     from edaqa_pipeline.cli.train import add_train_command
 
     parser = argparse.ArgumentParser(prog="edaqa", description=DESCRIPTION,
@@ -29,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_commands(sub)
     add_query_commands(sub)
     add_train_command(sub)
+    add_serve_command(sub)
     return parser
 
 

@@ -62,7 +62,9 @@ def train_storage(storage: str | Path, **options: Any) -> dict[str, Any]:
     Options: ``paper``, ``max_pairs``, ``epochs``, ``patience``, ``max_seconds``,
     ``unit_grad``, ``force``, ``seed``, ``batch_size``, ``lam``, ``overrides`` (a dict of
     any ``TrainConfig`` field)."""
-    from edaqa_pipeline.cli.index import run_job
+    from edaqa_pipeline.assets.partitions import DOCUMENTS
+    from edaqa_pipeline.cli.index import instance_for, run_job
+    from edaqa_pipeline.retrieval.snapshot import indexed_documents
     from edaqa_pipeline.settings import settings_for
     from edaqa_pipeline.storage.tables import read_table
 
@@ -71,7 +73,14 @@ def train_storage(storage: str | Path, **options: Any) -> dict[str, Any]:
     if units is None or units.is_empty():
         raise TrainingError(f"{root} holds no functional units: run `edaqa index --storage {root}` first")
     cfg = settings_for(corpus_of(root), root)
-    result = run_job(cfg, TRAIN_JOB, run_config_for(options))
+    instance = instance_for(root)
+    # a storage root copied or moved without its dagster_home has an instance that knows no
+    # document: register the indexed ones, or the job would read zero chunk partitions
+    known = set(instance.get_dynamic_partitions(DOCUMENTS))
+    missing = [d for d in indexed_documents(root) if d not in known]
+    if missing:
+        instance.add_dynamic_partitions(DOCUMENTS, missing)
+    result = run_job(cfg, TRAIN_JOB, run_config_for(options), instance=instance)
     if not result.success:
         raise TrainingError(f"{TRAIN_JOB} failed: {result.message}")
     card = read_table(root / "tables", "trained_encoder")

@@ -24,9 +24,10 @@ Judge (:func:`facts_match`), for a generated fact G and a reference fact R:
    OR, when an ``embed`` function is given, cosine similarity of the two embeddings >=
    ``EMBED_COSINE_THRESHOLD`` (0.8).
 
-An LLM judge can replace the offline judge: ``judge(question, reference, candidate) -> float``
-in [0, 1]; a fact matches when the score is >= 0.5. The runner also uses the same callable for
-the answer-level ``llm_score``.
+With an LLM judge (``judge.AnswerJudge``) both steps follow ChipMind's definition: the judge
+model decomposes the generated answer into atomic facts (``atomic_facts`` task) and decides
+which of them are semantically equivalent to which reference facts (``fact_match``, one call
+per question).
 """
 
 from __future__ import annotations
@@ -36,20 +37,22 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from edaqa_pipeline.text.tokens import STOP_WORDS
+
+if TYPE_CHECKING:
+    from edaqa_pipeline.evaluation.judge import AnswerJudge
+
 Embed = Callable[[list[str]], np.ndarray]
-Judge = Callable[[str, str, str], float]  # (question, reference, candidate) -> score in [0, 1]
 
 LEXICAL_F1_THRESHOLD = 0.5
 EMBED_COSINE_THRESHOLD = 0.8
-JUDGE_THRESHOLD = 0.5
 
-# Function words ignored by the token-overlap F1.
-_STOPWORD_TEXT = """a an the of to in on for and or is are be by with as at it this that from can
-use used you your its into which will should may"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Function words ignored by the token-overlap F1: the project's one stop list.
+STOPWORDS = STOP_WORDS
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s+")
@@ -129,18 +132,19 @@ def term_occurs(term: str, text: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
-    from nltk.stem import porter  # the stemmer rouge-score uses (nltk is its dependency)
+def _rouge_tokenizers():  # type: ignore[no-untyped-def]
+    """rouge-score's own tokenizer, plain and stemmed: Atomic-ROUGE must tokenise exactly as
+    the ROUGE it extends, so it uses that library rather than the project's Snowball tokens."""
+    from rouge_score.tokenizers import DefaultTokenizer
 
-    return porter.PorterStemmer()
+    return DefaultTokenizer(use_stemmer=False), DefaultTokenizer(use_stemmer=True)
 
 
 def content_tokens(text: str) -> list[str]:
     """rouge-score's tokens (lower-cased alphanumeric runs, words > 3 chars Porter-stemmed),
     with stopwords removed before stemming."""
-    stem = _stemmer().stem
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return [stem(w) if len(w) > 3 else w for w in words if w not in STOPWORDS]
+    plain, stemmed = _rouge_tokenizers()
+    return stemmed.tokenize(" ".join(w for w in plain.tokenize(text) if w not in STOPWORDS))
 
 
 def token_f1(a: str, b: str) -> float:
@@ -182,22 +186,22 @@ def atomic_rouge(
     reference_facts: Sequence[str],
     *,
     embed: Embed | None = None,
-    judge: Judge | None = None,
+    judge: AnswerJudge | None = None,
     question: str = "",
 ) -> AtomicScore | None:
     """Atomic precision/recall/F1 of ``answer`` against ``reference_facts``.
 
     None when there are no reference facts. An answer with no facts scores 0/0/0. With
-    ``judge`` the LLM decides equivalence (``embed`` is then unused).
+    ``judge`` the LLM decomposes and matches (``embed`` is then unused).
     """
     ref = [f for f in reference_facts if f.strip()]
     if not ref:
         return None
-    gen = split_facts(answer)
+    gen = judge.facts(answer) if judge is not None else split_facts(answer)
     if not gen:
         return AtomicScore(0.0, 0.0, 0.0, 0, len(ref))
     if judge is not None:
-        match = [[float(judge(question, r, g)) >= JUDGE_THRESHOLD for r in ref] for g in gen]
+        match = judge.match(question, gen, ref)
     else:
         cos = _cosines(embed, gen, ref) if embed is not None else None
         match = [

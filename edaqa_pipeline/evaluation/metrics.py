@@ -20,63 +20,28 @@ Choices that the numbers depend on (kept here, next to the code):
 - Spans (edaqa): a gold span is found by an evidence item of the same document whose line range
   overlaps it (PDF: the same page; a gold span with neither lines nor page: any item of that
   document).
-- Context budget: tokens = characters / 4. :func:`pack_to_budget` keeps items in rank order
-  while the total stays within the budget and STOPS at the first item that would overflow (it
-  does not skip it to try smaller items further down). The first item always counts, truncated
-  to the budget if it alone is too long.
+- Context budget: tokens = characters / 4. :func:`pack_to_budget` (``retrieval/packing.py``,
+  shared with the answerer) keeps items in rank order while the total stays within the budget
+  and STOPS at the first item that would overflow. The first item always counts, truncated to
+  the budget if it alone is too long.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
 
 from edaqa_pipeline.evaluation.qa import GoldSpan
 from edaqa_pipeline.model import EvidenceItem, normalise_ws
+from edaqa_pipeline.retrieval.packing import context_tokens, pack_to_budget
+from edaqa_pipeline.text.counting import EVIDENCE_BUDGET_TOKENS
 
 KS: tuple[int, ...] = (1, 3, 5, 10)
-CHARS_PER_TOKEN = 4
-DEFAULT_BUDGET_TOKENS = 2048
-
-
-# --- context budget -------------------------------------------------------------------------
-
-
-def approx_tokens(text: str) -> float:
-    """Approximate token count used for every budget: characters / 4."""
-    return len(text) / CHARS_PER_TOKEN
-
-
-def pack_to_budget(
-    items: Sequence[EvidenceItem], budget_tokens: int = DEFAULT_BUDGET_TOKENS
-) -> list[EvidenceItem]:
-    """The evidence prefix that fits in ``budget_tokens`` (first item truncated; STOP rule)."""
-    budget_chars = budget_tokens * CHARS_PER_TOKEN
-    packed: list[EvidenceItem] = []
-    used = 0
-    for item in items:
-        if not packed:
-            first = (
-                item
-                if len(item.text) <= budget_chars
-                else replace(item, text=item.text[:budget_chars])
-            )
-            packed.append(first)
-            used = len(first.text)
-            continue
-        if used + len(item.text) > budget_chars:
-            break
-        packed.append(item)
-        used += len(item.text)
-    return packed
-
-
-def context_tokens(items: Sequence[EvidenceItem]) -> float:
-    return sum(len(i.text) for i in items) / CHARS_PER_TOKEN
+DEFAULT_BUDGET_TOKENS = EVIDENCE_BUDGET_TOKENS
+__all__ = ["context_tokens", "pack_to_budget"]  # re-exported: m.pack_to_budget is the runner's
 
 
 # --- documents ------------------------------------------------------------------------------

@@ -6,6 +6,13 @@ timed. The answerer sees the evidence packed to the 2048-token budget, the same 
 ``@2048t`` metrics and ``context_tokens_mean`` measure: the headline numbers describe what the
 answerer actually got.
 
+An answerer returns plain text or a ``generation.answer.Answer`` (claims with verified
+citations). For an ``Answer``, ROUGE-L / BLEU / Atomic-ROUGE / LLM-Score score its text without
+the inline citation markers (``Answer.plain``), the citations are scored on their own
+(``citations.py``: ALCE citation recall/precision; abstention split by whether the gold
+evidence was in the context), and each result row keeps the claims, the dropped claims, the
+answerer and its token counts.
+
 Aggregation: a metric's value is the mean over the questions where it applies (per-question
 value not None); a metric that applies to no question is omitted, not reported as 0. ``bleu``
 is sacrebleu's corpus BLEU (0-100) over the method's answers; the latencies are the p50/p95 of
@@ -25,13 +32,20 @@ from typing import Any
 from tqdm import tqdm
 
 from edaqa_pipeline.evaluation import metrics as m
-from edaqa_pipeline.evaluation.atomic import Embed, Judge, atomic_rouge
+from edaqa_pipeline.evaluation.atomic import Embed, atomic_rouge
+from edaqa_pipeline.evaluation.citations import (
+    abstention_scores,
+    citation_scores,
+    lexical_entails,
+)
+from edaqa_pipeline.evaluation.judge import AnswerJudge
 from edaqa_pipeline.evaluation.qa import QAItem
 from edaqa_pipeline.evaluation.system_recall import system_recall_at_k
+from edaqa_pipeline.generation.answer import Answer
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.record import Retriever
 
-Answerer = Callable[[str, list[EvidenceItem]], str]
+Answerer = Callable[[str, list[EvidenceItem]], "str | Answer"]
 
 BUDGET_TOKENS = m.DEFAULT_BUDGET_TOKENS
 BUDGET_SUFFIX = f"@{BUDGET_TOKENS}t"
@@ -47,12 +61,13 @@ def question_scores(
     item: QAItem,
     evidence: Sequence[EvidenceItem],
     packed: Sequence[EvidenceItem],
-    answer: str,
+    answer: str | Answer,
     *,
     embed: Embed | None = None,
-    judge: Judge | None = None,
+    judge: AnswerJudge | None = None,
 ) -> dict[str, float]:
     """Every per-question metric that applies to ``item`` (rounded); others are absent."""
+    text = answer.plain if isinstance(answer, Answer) else answer
     s: dict[str, float | None] = {}
     for k in m.KS:
         s[f"doc_recall@{k}"] = m.doc_recall_at_k(evidence, item.gold_docs, k)
@@ -66,16 +81,42 @@ def question_scores(
         if spans is not None:
             for name, value in spans.items():
                 s[f"span_{name}{suffix}"] = value
-    s["rougeL"] = m.rouge_l(answer, item.answer)
+    s["rougeL"] = m.rouge_l(text, item.answer)
     atomic = atomic_rouge(
-        answer, item.atomic_facts, embed=embed, judge=judge, question=item.question
+        text, item.atomic_facts, embed=embed, judge=judge, question=item.question
     )
     if atomic is not None:
         s["atomic_p"], s["atomic_r"], s["atomic_f1"] = atomic.precision, atomic.recall, atomic.f1
     if judge is not None and item.answer.strip():
-        s["llm_score"] = float(judge(item.question, item.answer, answer))
+        s["llm_score"] = judge.llm_score(item.question, item.answer, text)
+    if isinstance(answer, Answer):
+        s.update(answer_scores(item, answer, s, judge))
     s["context_tokens"] = m.context_tokens(packed)
     return {key: _r(v) for key, v in s.items() if v is not None}
+
+
+def answer_scores(
+    item: QAItem, answer: Answer, scores: dict[str, float | None], judge: AnswerJudge | None
+) -> dict[str, float]:
+    """Citation recall/precision, abstention and the answer's own counts (see the module doc)."""
+    out: dict[str, float] = {}
+    texts = {n.id: n.item.text for n in answer.evidence}
+    claims = [{"text": c.text, "evidence_ids": c.evidence_ids} for c in answer.claims]
+    cited = citation_scores(claims, texts, judge.entails if judge is not None else lexical_entails)
+    if cited is not None:
+        out.update(cited)
+    gold = scores.get(f"ref_recall{BUDGET_SUFFIX}")
+    if gold is None:
+        gold = scores.get(f"span_hit{BUDGET_SUFFIX}")
+    if gold is None and item.gold_docs:
+        gold = float(any(n.item.doc in item.gold_docs for n in answer.evidence))
+    abstained = answer.not_in_documents or not answer.claims
+    out.update(abstention_scores(abstained, None if gold is None else gold > 0))
+    out["abstained"] = 1.0 if abstained else 0.0
+    out["claims"] = float(len(answer.claims))
+    out["dropped_claims"] = float(len(answer.dropped))
+    out["completion_tokens"] = float(answer.usage.completion_tokens)
+    return out
 
 
 def aggregate(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, float], str | None]:
@@ -90,7 +131,8 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, float], str | N
             out[name] = _r(mean)
     signature = None
     scored = [row for row in rows if row["reference_answer"].strip()]
-    bleu = m.corpus_bleu([r["answer"] for r in scored], [r["reference_answer"] for r in scored])
+    bleu = m.corpus_bleu([r.get("answer_plain", r["answer"]) for r in scored],
+                         [r["reference_answer"] for r in scored])
     if bleu is not None:
         out["bleu"], signature = _r(bleu[0]), bleu[1]
     latencies = [row["retrieval_ms"] for row in rows]
@@ -117,14 +159,17 @@ def run_evaluation(
     *,
     k: int = 10,
     embed: Embed | None = None,
-    judge: Judge | None = None,
+    judge: AnswerJudge | None = None,
     progress: bool = True,
     extra_scores: Callable[[QAItem, list[EvidenceItem], str], dict[str, float]] | None = None,
+    status: Callable[[int, int], str] | None = None,
 ) -> tuple[dict, list[dict]]:
     """Evaluate each retriever on each question; returns (metrics.json dict, result rows).
 
     ``extra_scores(item, evidence, answer)`` adds method-independent per-question metrics
-    (the element-graph metrics rehr@10_L0..L4, ecr, poa, csr of TechDocRAG)."""
+    (the element-graph metrics rehr@10_L0..L4, ecr, poa, csr of TechDocRAG);
+    ``status(done, total)`` adds a line to the progress bar (the answering model's measured
+    tokens/s and the time left at that rate)."""
     rows: list[dict[str, Any]] = []
     with tqdm(
         total=len(items) * len(retrievers), disable=not progress, desc="eval", unit="q"
@@ -140,6 +185,7 @@ def run_evaluation(
                 evidence = list(result.items)[:k]
                 packed = m.pack_to_budget(evidence, BUDGET_TOKENS)
                 generated = answer(item.question, packed)
+                text = str(generated)
                 scores = question_scores(item, evidence, packed, generated, embed=embed, judge=judge)
                 system_recall = system_recall_at_k(
                     steps, k, ref_passages=item.ref_passages, gold_docs=item.gold_docs
@@ -147,9 +193,16 @@ def run_evaluation(
                 if system_recall is not None:
                     scores[f"system_recall@{k}"] = _r(system_recall)
                 if extra_scores is not None:
-                    scores.update({name: _r(v) for name, v in extra_scores(item, evidence, generated).items()
+                    scores.update({name: _r(v) for name, v in extra_scores(item, evidence, text).items()
                                    if v is not None})
                 row_extra = {"trace": _jsonable(trace)} if trace is not None else {}
+                if isinstance(generated, Answer):
+                    record = generated.to_json()
+                    row_extra.update(answer_plain=generated.plain, answerer=record["answerer"],
+                                     claims=record["claims"], dropped_claims=record["dropped_claims"],
+                                     tokens=record["tokens"])
+                    if generated.reason:
+                        row_extra["fallback_reason"] = generated.reason
                 rows.append(
                     {
                         "id": item.id,
@@ -157,7 +210,7 @@ def run_evaluation(
                         "category": item.category,
                         "question": item.question,
                         "reference_answer": item.answer,
-                        "answer": generated,
+                        "answer": text,
                         "retrieval_ms": _r(elapsed_ms),
                         "evidence": [e.to_json() for e in evidence],
                         "scores": scores,
@@ -165,6 +218,8 @@ def run_evaluation(
                     }
                 )
                 bar.update(1)
+                if status is not None and progress:
+                    bar.set_postfix_str(f"{method}, {status(bar.n, bar.total)}")
     return build_metrics(items, list(retrievers), rows), rows
 
 

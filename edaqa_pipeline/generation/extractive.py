@@ -1,128 +1,178 @@
-"""Offline answer synthesis: pick the evidence lines that best answer the question, cite them.
+"""The offline answerer: a short answer made of the evidence sentences that answer the question.
 
-No LLM: the answer is made of source lines, each followed by its citation (``file.md:L12-L18``
-or ``file.pdf:p3``). Segments are scored by the question's terms they contain, identifiers
-(``snake_case``, ``-options``, ``ABC-1234`` ids, file names) weighing three times a plain word,
-plus a small prior for higher-ranked evidence. A table row is quoted with its header; a code
-block is quoted whole (up to a bound); other lines are quoted as they are. The citations always
-point at lines that contain the quoted text.
+No model: every word of the answer is quoted from an evidence item, and each quoted sentence
+is a claim citing the item it comes from (``answer.py`` narrows the citation to its lines).
+What it does, in order:
+
+1. **Units.** Each item's text is cut into answerable units: prose sentences
+   (``text.sentences.split_sentences`` over paragraphs and list items, Markdown markers
+   removed), table rows rendered as ``cell: cell`` (the header row is not a unit), and single
+   code lines. Headings, fences and blank lines are not units.
+2. **Relevance.** A unit scores the question terms it contains: stemmed content words
+   (``text.tokens.content_terms``) weigh 1, identifiers the question names
+   (``text.identifiers.query_identifiers``: commands, options, variables, files) weigh
+   ``IDENTIFIER_WEIGHT``. The sum is damped by the unit's length (``/ (words / 12) ** 0.5``
+   beyond ``LONG_WORDS``, ``* (words / 6) ** 0.5`` below ``SHORT_WORDS``: a four-word lead-in
+   line says little), code lines count ``CODE_FACTOR`` of a sentence, and a small prior favours
+   higher-ranked items (``RANK_PRIOR / (1 + rank)``). Only the best ``MAX_ITEMS`` items of
+   the packed evidence are read.
+3. **Selection.** The best unit leads; further units are added in score order while they
+   bring question terms or new content (at most ``REDUNDANCY`` of their terms already said),
+   until the answer holds ``TARGET_WORDS`` words or ``MAX_UNITS`` units. A unit below
+   ``MIN_RELATIVE`` of the best score is not added.
+4. **Order.** The lead stays first; the others follow in evidence order (item rank, then
+   position), which keeps a procedure's steps in sequence.
+
+No phrasing is made up and none depends on the question: the same rules run for every
+question, and every word of a claim can be found in the line it cites. The constants were
+chosen on dev data only (data/dev/openroad_dev.jsonl, EDA-Corpus QA, the text questions of
+ORD-MMBench; never ORD-QA): short answers of two or three units beat longer ones there.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS, MAX_CLAIMS
+from edaqa_pipeline.text.identifiers import query_identifiers
+from edaqa_pipeline.text.sentences import split_sentences
+from edaqa_pipeline.text.tokens import content_terms
 
-STOPWORDS = frozenset(
-    """a an the is are was were be been being of in on at to for from by with and or not no do does
-    did how what which who whom whose why when where can could should would will shall may might
-    must this that these those it its as into than then there their them they i we you your our
-    me my about if else also any all some such one use used using set get""".split()
-)
-_TOKEN = re.compile(r"-?[A-Za-z_][A-Za-z0-9_.\-]*|\d+(?:\.\d+)?")
-MAX_SEGMENTS = 3
-MAX_CODE_LINES = 20
+IDENTIFIER_WEIGHT = 4.0
+CODE_FACTOR = 0.6
+LONG_WORDS = 12
+SHORT_WORDS = 6
+RANK_PRIOR = 0.5
+TARGET_WORDS = 70
+MAX_UNITS = 3
+MIN_RELATIVE = 0.5
+REDUNDANCY = 0.7
+MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
+MAX_ITEMS = 3
+
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
+_HTML = re.compile(r"<[^>]+>")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
-class Segment:
+class Unit:
     text: str
-    item: EvidenceItem
-    start: int | None
-    end: int | None
+    evidence_id: str
     rank: int
-
-    def citation(self) -> str:
-        if self.item.page is not None or self.start is None:
-            return self.item.citation()
-        if self.start == self.end:
-            return f"{self.item.doc}:L{self.start}"
-        return f"{self.item.doc}:L{self.start}-L{self.end}"
+    position: int
+    kind: str  # "sentence" | "row" | "code"
 
 
-def terms(text: str) -> dict[str, float]:
-    """Question terms with weights: identifiers 3, other words 1, stopwords dropped."""
-    weights: dict[str, float] = {}
-    for token in _TOKEN.findall(text):
-        low = token.lower().strip(".-") if not token.startswith("-") else token.lower().rstrip(".")
-        if not low or low in STOPWORDS or len(low) < 2:
-            continue
-        ident = "_" in token or token.startswith("-") or bool(re.match(r"[A-Z]{2,5}-\d+", token)) or "." in token.strip(".")
-        weights[low] = max(weights.get(low, 0.0), 3.0 if ident else 1.0)
-    return weights
+def _clean(line: str) -> str:
+    line = _LINK.sub(r"\1", _HTML.sub(" ", line))
+    line = _BULLET.sub("", line)
+    return " ".join(line.replace("**", "").split())
 
 
-def _segments(item: EvidenceItem, rank: int) -> list[Segment]:
-    lines = item.text.split("\n")
-    base = item.start_line
-    out: list[Segment] = []
-    i = 0
-    header: list[str] = []
-    while i < len(lines):
-        line = lines[i]
+def _row_text(line: str) -> str:
+    cells = [_clean(c) for c in line.strip().strip("|").split("|")]
+    return ": ".join(c for c in cells if c)
+
+
+def units_of(text: str, evidence_id: str, rank: int) -> list[Unit]:
+    """The answerable units of one item's text (see the module docstring)."""
+    out: list[Unit] = []
+    paragraph: list[str] = []
+    in_code = False
+    fence = ""
+
+    def flush() -> None:
+        if paragraph:
+            for sentence in split_sentences("\n".join(paragraph)):
+                cleaned = _clean(sentence)
+                if cleaned and len(cleaned) <= MAX_UNIT_CHARS:
+                    out.append(Unit(cleaned, evidence_id, rank, len(out), "sentence"))
+            paragraph.clear()
+
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
         stripped = line.strip()
+        if in_code:
+            if stripped.startswith(fence):
+                in_code = False
+            elif stripped and not stripped.startswith("#") and len(stripped) <= MAX_UNIT_CHARS:
+                out.append(Unit(stripped, evidence_id, rank, len(out), "code"))
+            continue
         if stripped.startswith(("```", "~~~")):
-            j = i + 1
-            while j < len(lines) and not lines[j].strip().startswith(stripped[:3]):
-                j += 1
-            end = min(j, len(lines) - 1)
-            body = lines[i : end + 1][: MAX_CODE_LINES + 2]
-            out.append(Segment("\n".join(body), item, _abs(base, i), _abs(base, min(end, i + len(body) - 1)), rank))
-            i = end + 1
-            header = []
+            flush()
+            in_code, fence = True, stripped[:3]
             continue
         if stripped.startswith("|"):
-            if not header:
-                header = [line]
-                if i + 1 < len(lines) and set(lines[i + 1].replace("|", "").strip()) <= set("-: "):
-                    header.append(lines[i + 1])
-                    i += 2
-                    continue
-            else:
-                out.append(Segment("\n".join([*header, line]), item, _abs(base, i), _abs(base, i), rank))
-            i += 1
+            flush()
+            header = i + 1 < len(lines) and bool(_TABLE_RULE.match(lines[i + 1]))
+            if not header and not _TABLE_RULE.match(stripped):
+                row = _row_text(stripped)
+                if row and len(row) <= MAX_UNIT_CHARS:
+                    out.append(Unit(row, evidence_id, rank, len(out), "row"))
             continue
-        header = []
-        if stripped and not stripped.startswith("#"):
-            out.append(Segment(line, item, _abs(base, i), _abs(base, i), rank))
-        i += 1
+        if not stripped or stripped.startswith("#"):
+            flush()
+            continue
+        if _BULLET.match(line) and paragraph:
+            flush()
+        paragraph.append(line)
+    flush()
     return out
 
 
-def _abs(base: int | None, offset: int) -> int | None:
-    return None if base is None else base + offset
+class _Scorer:
+    def __init__(self, question: str) -> None:
+        self.terms = set(content_terms(question))
+        self.identifiers = {i.lower() for i in query_identifiers(question)}
+
+    def matched(self, unit: Unit) -> tuple[set[str], set[str]]:
+        low = unit.text.lower()
+        terms = self.terms & set(content_terms(unit.text))
+        idents = {i for i in self.identifiers if i in low}
+        return terms, idents
+
+    def score(self, unit: Unit) -> float:
+        terms, idents = self.matched(unit)
+        raw = len(terms) + IDENTIFIER_WEIGHT * len(idents)
+        if not raw:
+            return 0.0
+        n_words = len(unit.text.split())
+        damp = (max(1.0, n_words / LONG_WORDS) / min(1.0, n_words / SHORT_WORDS)) ** 0.5
+        factor = CODE_FACTOR if unit.kind == "code" else 1.0
+        return factor * raw / damp + RANK_PRIOR / (1 + unit.rank)
 
 
-def score_segment(segment: Segment, weights: dict[str, float]) -> float:
-    """Matched term weight, damped for long segments (a 40-line script that names the command
-    should not beat the one table row that states its default), plus a rank prior."""
-    low = segment.text.lower()
-    score = sum(w for term, w in weights.items() if term in low)
-    if not score:
-        return 0.0
-    length = max(1.0, len(segment.text.split("\n")[-1].split()) / 12) if "|" in segment.text[:2] else max(1.0, len(segment.text.split()) / 12)
-    bonus = 0.0
-    last = segment.text.split("\n")[-1]
-    if last.lstrip().startswith("|"):
-        key = last.strip().strip("|").split("|")[0].strip().strip("`").lower()
-        if key and weights.get(key, 0.0) >= 3.0:
-            bonus = 2.0  # the row keyed by an identifier the question names
-    return score / length**0.5 + bonus + 0.5 / (1 + segment.rank)
-
-
-def extractive_answer(question: str, evidence: list[EvidenceItem], max_segments: int = MAX_SEGMENTS) -> str:
-    """An answer quoted from the evidence, one cited segment per paragraph."""
-    weights = terms(question)
-    scored: list[tuple[float, int, Segment]] = []
-    order = 0
-    for rank, item in enumerate(evidence[:5]):
-        for segment in _segments(item, rank):
-            scored.append((score_segment(segment, weights), order, segment))
-            order += 1
-    best = [s for s in sorted(scored, key=lambda t: (-t[0], t[1])) if s[0] > 0][:max_segments]
-    if not best:
-        return "No answer found in the indexed documents."
-    best.sort(key=lambda t: t[1])
-    return "\n\n".join(f"{seg.text.strip()}\n[{seg.citation()}]" for _, _, seg in best)
+def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
+    scorer = _Scorer(question)
+    units = [u for rank, item in enumerate(evidence[:MAX_ITEMS])
+             for u in units_of(str(item["text"]), str(item["id"]), rank)]
+    scored = sorted(((scorer.score(u), i, u) for i, u in enumerate(units)),
+                    key=lambda t: (-t[0], t[1]))
+    scored = [s for s in scored if s[0] > 0]
+    if not scored:
+        return []
+    best = scored[0][0]
+    chosen: list[tuple[int, Unit]] = []
+    said: set[str] = set()
+    words = 0
+    for value, index, unit in scored:
+        if len(chosen) >= min(MAX_UNITS, MAX_CLAIMS) or words >= TARGET_WORDS:
+            break
+        if chosen and value < MIN_RELATIVE * best:
+            break
+        terms = set(content_terms(unit.text))
+        if chosen and terms and len(terms & said) > REDUNDANCY * len(terms):
+            continue
+        if any(unit.text == c.text for _, c in chosen):
+            continue
+        chosen.append((index, unit))
+        said |= terms
+        words += len(unit.text.split())
+    chosen = [chosen[0], *sorted(chosen[1:], key=lambda t: (t[1].rank, t[1].position))]
+    return [(u.text, u.evidence_id) for _, u in chosen]

@@ -7,6 +7,15 @@ the most informative bits of that type (synopsis line of code, table header and 
 keys, procedure steps, constraint and diagnostic sentences, first text sentences). It is
 bounded so that it fits the encoder's 256-token window. The generator never sees it: it only
 serves unit retrieval; evidence is always the original chunks reached through chunks(e).
+
+Identifiers. A user names the command, ``-option``, ORFS variable, message id or file she asks
+about, and the encoder can only match what it sees; the per-type snippets are bounded, so a long
+option table or a diagnostic list loses most of its names. The summary therefore lists, right
+after the header, every identifier of the unit's artifacts (``text.identifiers``, the project's
+one definition) that the serialised lines do not already show; a unit whose identifiers are all
+visible keeps exactly the serialisation above. The list is capped (``ID_CHARS``) and the type
+lines make room for it, so the whole summary stays within ``MAX_CHARS`` (about the encoder's
+256-token window).
 """
 
 from __future__ import annotations
@@ -15,9 +24,14 @@ import re
 from typing import Any
 
 from edaqa_pipeline.model import ARTIFACT_TYPES, normalise_ws
+from edaqa_pipeline.text.identifiers import extract_identifiers, identifier_kind
 
 MAX_CHARS = 1000
 PER_TYPE_CHARS = 220
+ID_CHARS = 300
+# Identifier kinds listed (qualified "cmd -opt" pairs and label references are left out: the
+# command and the option are listed on their own, labels are not names a user types).
+LISTED_KINDS = ("command", "option", "variable", "message", "file", "api")
 
 
 def _table_keys(table: str) -> str:
@@ -42,6 +56,37 @@ def _snippet(artifact_type: str, content: str) -> str:
         steps = re.findall(r"^\s*\d+[.)]\s*(.+)$", content, flags=re.M)
         return "; ".join(normalise_ws(s) for s in steps) if steps else normalise_ws(content)
     return normalise_ws(content)
+
+
+def unit_identifiers(anchor: str, anchor_kind: str, artifacts: list[dict[str, Any]]) -> list[str]:
+    """Canonical identifiers named by the unit's artifacts, in first-seen order (the anchor
+    excluded: the header names it). Options are scoped by a command anchor, as in the element
+    identifier view."""
+    scope = anchor if anchor_kind == "command" else ""
+    found: dict[str, None] = {}
+    for art in artifacts:
+        code = art["artifact_type"] == "codeblock"
+        for ident in extract_identifiers(art["content"] or "", code=code, scope_command=scope):
+            if ident != anchor and identifier_kind(ident) in LISTED_KINDS:
+                found.setdefault(ident, None)
+    return list(found)
+
+
+def _visible(ident: str, text_lower: str) -> bool:
+    """``ident`` is shown as a whole name (``via_layer`` is shown by ``-via_layer``, not by
+    ``via_layer_top``)."""
+    return re.search(rf"(?<!\w){re.escape(ident.lower())}(?![\w-])", text_lower) is not None
+
+
+def _capped(items: list[str], limit: int) -> str:
+    out: list[str] = []
+    size = 0
+    for item in items:
+        if size + len(item) + 2 > limit:
+            break
+        out.append(item)
+        size += len(item) + 2
+    return ", ".join(out)
 
 
 def offline_summary(
@@ -70,5 +115,11 @@ def offline_summary(
         if len(body) > PER_TYPE_CHARS:
             body = body[:PER_TYPE_CHARS].rsplit(" ", 1)[0] + " ..."
         lines.append(f"[{artifact_type}] {body}")
-    text = "\n".join(lines)
-    return text[:MAX_CHARS]
+    text = "\n".join(lines)[:MAX_CHARS]
+    lower = text.lower()
+    missing = [i for i in unit_identifiers(anchor, anchor_kind, artifacts) if not _visible(i, lower)]
+    if not missing:
+        return text
+    n_head = len([h for h in head if h])
+    ids_line = f"identifiers: {_capped(missing, ID_CHARS)}"
+    return "\n".join([*lines[:n_head], ids_line, *lines[n_head:]])[:MAX_CHARS]

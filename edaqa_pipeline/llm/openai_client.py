@@ -1,144 +1,68 @@
-"""The real-model provider: any OpenAI-compatible chat-completions server via instructor.
+"""The real-model provider: any OpenAI-compatible chat-completions server.
 
-Works against OpenAI, vLLM, Ollama and llama.cpp's server. Structured output uses instructor's
-``Mode.TOOLS`` (the only mode that validates against llama.cpp's server). Two retry layers:
+Works against OpenAI, vLLM, Ollama and llama.cpp's servers. One structured call is:
 
-* validation: instructor re-asks (up to ``validation_retries`` times) when the tool-call
-  arguments are not JSON, violate the response schema, or fail the task's ``validate`` hook
-  (run inside a pydantic validator, so its message goes back to the model);
-* transport: this module retries HTTP 408/409/429/5xx, timeouts and connection errors up to
-  ``max_retries`` times with exponential backoff (openai's own retries are switched off so the
-  count is ours), then raises ``LLMError`` or returns the ``fallback`` client's answer.
+1. a cache lookup (``cache.py``), then, for a miss,
+2. one request slot of the server (``slots.py``: at most ``concurrency`` requests in flight
+   per server, across threads and processes; 1 by default for a self-hosted base URL);
+3. a streamed request with a forced tool call (``streaming.py``), bounded by the task's output
+   budget (``budget.py``, sent as ``max_tokens``), an idle timeout and a deadline; a request
+   that passes either is cancelled by closing its connection, so a single-slot server is
+   never left generating an answer nobody waits for while its retry queues behind it;
+4. parsing and validation (``structured.py``) with up to ``validation_retries`` re-asks;
+5. transport retries: HTTP 408/409/429/5xx, connection errors and cancelled requests are
+   retried up to ``max_retries`` times with exponential backoff (at least the server's
+   ``Retry-After``); then ``LLMError``, or the ``fallback`` client's answer.
 
-instructor's ``context=`` is deliberately not used: it renders every message as a Jinja
-template, which would execute template syntax found in document text.
+Measured decode speed feeds ``progress.py`` (listeners get per-request progress with an
+estimate of the time left). instructor is not used here: its calls cannot be streamed with a
+plain response model, and its retries hide how many requests were sent.
 """
 
 from __future__ import annotations
 
-import contextvars
+import contextlib
 import json
 import logging
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel
 
+from edaqa_pipeline.llm.budget import DEFAULT_CAP_TOKENS
 from edaqa_pipeline.llm.cache import ResponseCache, cache_key
 from edaqa_pipeline.llm.client import LLMClient, T, check_output, freeze_inputs
 from edaqa_pipeline.llm.errors import LLMError, redact
-from edaqa_pipeline.llm.stats import LLMStats
+from edaqa_pipeline.llm.progress import ProgressListener, Throughput
+from edaqa_pipeline.llm.redaction import REDACT_SECRETS
+from edaqa_pipeline.llm.slots import ServerSlots
+from edaqa_pipeline.llm.stats import LLMStats, record_usage
+from edaqa_pipeline.llm.streaming import Completion, RequestCancelled, stream_tool_call
+from edaqa_pipeline.llm.structured import (
+    OutputInvalid,
+    parse_output,
+    reask_messages,
+    tool_definition,
+)
 from edaqa_pipeline.llm.tasks import LLMTask, get_task
 
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_AFTER_S = 60.0
-
-# The inputs of the call in progress, read by the task-validation model validator.
-_CURRENT_INPUTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
-    "edaqa_llm_current_inputs", default=None
-)
-_CHECKED_MODELS: dict[tuple[type[BaseModel], str, Any], type[BaseModel]] = {}
-_CHECKED_LOCK = threading.Lock()
+OPENAI_URL = "https://api.openai.com/v1"
+HOSTED_CONCURRENCY = 4
+UNMEASURED_TOKENS_PER_S = 2.0  # deadline before any rate is measured: a slow CPU model
 
 
-# Libraries that log failed calls verbatim: instructor ("API call failed on attempt 1: Error code:
-# 401 - {...}"), openai and httpx. A server may quote the API key back in such an error.
-_CHATTY_LOGGERS = ("instructor", "openai", "httpx", "httpcore")
-
-
-class RedactSecretsFilter(logging.Filter):
-    """Rewrites log records so that no registered secret (API key) reaches any handler.
-
-    A filter on a logger only sees records logged *on that logger*, not its children's, so
-    ``install`` attaches the one process-wide instance to every existing logger under
-    ``_CHATTY_LOGGERS`` (they are created at import time, before any call is made)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
-        message = record.getMessage()
-        clean = redact(message, *self.secrets)
-        if clean != message:
-            record.msg, record.args = clean, ()
-        if record.exc_info:
-            text = record.exc_text or logging.Formatter().formatException(record.exc_info)
-            record.exc_text = redact(text, *self.secrets)
-        if record.stack_info:
-            record.stack_info = redact(record.stack_info, *self.secrets)
-        return True
-
-    def install(self, secret: str) -> None:
-        with _CHECKED_LOCK:
-            self.secrets.add(secret)
-            names = [n for n in list(logging.Logger.manager.loggerDict)
-                     if n.split(".")[0] in _CHATTY_LOGGERS]
-            for name in (*_CHATTY_LOGGERS, *names):
-                logger = logging.getLogger(name)
-                if self not in logger.filters:
-                    logger.addFilter(self)
-
-
-REDACT_SECRETS = RedactSecretsFilter()
-
-
-def _checked_model(response_model: type[BaseModel], task: LLMTask) -> type[BaseModel]:
-    """A same-named subclass whose validation also runs ``task.validate`` against the inputs.
-
-    The subclass has the same JSON schema (same name and docstring), so the tool definition the
-    model sees is unchanged; a ``ValueError`` from the hook becomes a pydantic
-    ``ValidationError`` that instructor feeds back to the model as a re-ask.
-    """
-    if task.validate is None:
-        return response_model
-    key = (response_model, task.name, task.validate)
-    with _CHECKED_LOCK:
-        cached = _CHECKED_MODELS.get(key)
-        if cached is not None:
-            return cached
-        validate = task.validate
-
-        def _edaqa_task_validate(self: BaseModel) -> BaseModel:
-            inputs = _CURRENT_INPUTS.get()
-            if inputs is not None:
-                validate(self, inputs)
-            return self
-
-        namespace = {
-            "__doc__": response_model.__doc__,
-            "__module__": response_model.__module__,
-            "__qualname__": response_model.__qualname__,
-            "_edaqa_task_validate": model_validator(mode="after")(_edaqa_task_validate),
-        }
-        checked = type(response_model.__name__, (response_model,), namespace)
-        _CHECKED_MODELS[key] = checked
-        return checked
-
-
-class _CallLog:
-    """Per-call counters fed by instructor hooks: one entry per request actually sent."""
-
-    def __init__(self) -> None:
-        self.requests = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-
-    def on_request(self, *_args: Any, **_kwargs: Any) -> None:
-        self.requests += 1
-
-    def on_response(self, response: Any) -> None:
-        usage = getattr(response, "usage", None)
-        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+def default_concurrency(base_url: str | None) -> int:
+    """1 for a self-hosted server (llama.cpp, Ollama serve one request at a time by default),
+    ``HOSTED_CONCURRENCY`` for api.openai.com."""
+    return 1 if base_url else HOSTED_CONCURRENCY
 
 
 class _Failure(Exception):
@@ -150,28 +74,10 @@ class _Failure(Exception):
         self.requests = requests
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    """The first openai/validation error in the chain instructor wrapped ``exc`` around."""
-    import openai
-    from instructor.core import IncompleteOutputException
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(
-            current,
-            openai.APIError | ValidationError | json.JSONDecodeError | IncompleteOutputException,
-        ):
-            return current
-        current = current.__cause__ or current.__context__
-    return exc
-
-
 def _is_transient(cause: BaseException) -> bool:
     import openai
 
-    if isinstance(cause, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(cause, RequestCancelled | openai.APIConnectionError):  # incl. APITimeoutError
         return True
     if isinstance(cause, openai.APIStatusError):
         return cause.status_code in RETRYABLE_STATUS or cause.status_code >= 500
@@ -194,7 +100,10 @@ class OpenAICompatibleClient(LLMClient):
     """Structured calls against an OpenAI-compatible server, with cache, retries and fallback.
 
     ``max_retries`` counts transport retries after the first try (so up to ``max_retries + 1``
-    tries); ``validation_retries`` counts instructor re-asks within one try.
+    tries); ``validation_retries`` counts re-asks after invalid output. ``max_tokens`` is the
+    global cap on every task's output budget; ``timeout_s`` the idle timeout of a request;
+    ``request_timeout_s`` its total limit (default: ``timeout_s`` plus twice the time the
+    budget takes at the measured decode rate).
     """
 
     provider = "openai"
@@ -212,8 +121,9 @@ class OpenAICompatibleClient(LLMClient):
         fallback: LLMClient | None = None,
         *,
         max_tokens: int | None = None,
+        concurrency: int | None = None,
+        request_timeout_s: float | None = None,
     ) -> None:
-        import instructor
         import openai
 
         if not model:
@@ -224,27 +134,47 @@ class OpenAICompatibleClient(LLMClient):
         self.max_retries = max(int(max_retries), 0)
         self.validation_retries = max(int(validation_retries), 0)
         self.backoff_s = max(float(backoff_s), 0.0)
-        self.max_tokens = max_tokens
+        self.max_tokens = int(max_tokens) if max_tokens else DEFAULT_CAP_TOKENS
+        self.concurrency = int(concurrency) if concurrency else default_concurrency(base_url)
+        self.request_timeout_s = float(request_timeout_s) if request_timeout_s else None
+        self.slots = ServerSlots(base_url or OPENAI_URL, self.concurrency)
         self.fallback = fallback
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.stats = LLMStats()
+        self.throughput = Throughput()
+        self.listeners: list[ProgressListener] = []
         self._lock = threading.Lock()
         # Local servers (llama.cpp, vLLM, Ollama) accept any key; openai requires a non-empty one.
         self._api_key = api_key or "sk-no-key-required"
-        raw = openai.OpenAI(
+        self._raw = openai.OpenAI(
             base_url=base_url, api_key=self._api_key, timeout=self.timeout_s, max_retries=0
         )
-        self._client = instructor.from_openai(raw, mode=instructor.Mode.TOOLS)
         if api_key:
             REDACT_SECRETS.install(api_key)
 
     def __repr__(self) -> str:
         return (
             f"OpenAICompatibleClient(base_url={self.base_url!r}, model={self.model!r}, "
-            f"cache={self.cache!r}, fallback={self.fallback!r})"
+            f"cache={self.cache!r}, fallback={self.fallback!r}, concurrency={self.concurrency})"
         )
 
     # -- public -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def listening(self, listener: ProgressListener) -> Iterator[None]:
+        """Send per-request progress events to ``listener`` for the ``with`` body."""
+        self.listeners.append(listener)
+        try:
+            yield
+        finally:
+            self.listeners.remove(listener)
+
+    def budget(self, task: str, response_model: type[BaseModel], inputs: Mapping[str, Any]) -> int:
+        """The ``max_tokens`` a call of ``task`` with ``inputs`` will send."""
+        return get_task(task).budget(response_model, inputs, self.max_tokens)
+
+    def close(self) -> None:
+        self._raw.close()
 
     def complete_structured(
         self,
@@ -272,7 +202,7 @@ class OpenAICompatibleClient(LLMClient):
 
         started = time.monotonic()
         try:
-            output = self._call_with_retries(spec, frozen, user_prompt, response_model, temperature)
+            output = self._call(spec, frozen, user_prompt, response_model, temperature)
         except _Failure as failure:
             with self._lock:
                 self.stats.errors += 1
@@ -283,29 +213,21 @@ class OpenAICompatibleClient(LLMClient):
             log.warning("%s; answering with fallback provider %s", error, self.fallback.provider)
             with self._lock:
                 self.stats.fallbacks += 1
+            record_usage(fallbacks=1)
             return self.fallback.complete_structured(
                 task, inputs, response_model, temperature=temperature
             )
         with self._lock:
             self.stats.seconds += time.monotonic() - started
         if self.cache is not None:
-            self.cache.put(
-                key,
-                json.loads(output.model_dump_json()),
-                task=spec.name,
-                provider=self.provider,
-                model=self.model,
-            )
+            self.cache.put(key, json.loads(output.model_dump_json()), task=spec.name,
+                           provider=self.provider, model=self.model)
         return output
 
     # -- internals ----------------------------------------------------------------------------
 
     def _from_cache(
-        self,
-        key: str,
-        spec: LLMTask,
-        inputs: Mapping[str, Any],
-        response_model: type[T],
+        self, key: str, spec: LLMTask, inputs: Mapping[str, Any], response_model: type[T]
     ) -> T | None:
         if self.cache is None:
             return None
@@ -315,14 +237,55 @@ class OpenAICompatibleClient(LLMClient):
         try:
             output = response_model.model_validate(stored)
             check_output(spec, output, inputs)
-        except (ValidationError, ValueError):
+        except ValueError:  # pydantic's ValidationError is a ValueError
             log.warning("ignoring cache entry %s that no longer validates", key)
             return None
         with self._lock:
             self.stats.cache_hits += 1
+        record_usage(cache_hits=1)
         return output
 
-    def _call_with_retries(
+    def _deadline_s(self, budget: int) -> float:
+        if self.request_timeout_s is not None:
+            return self.request_timeout_s
+        rate = self.throughput.tokens_per_s or UNMEASURED_TOKENS_PER_S
+        return self.timeout_s + 2.0 * budget / rate
+
+    def _send(
+        self, task: str, messages: list[dict[str, Any]], tool: dict[str, Any], budget: int,
+        temperature: float,
+    ) -> Completion:
+        """One request in one slot; counts it (and its tokens) in ``stats``."""
+        with self._lock:
+            self.stats.calls += 1
+        try:
+            with self.slots.hold():
+                completion = stream_tool_call(
+                    self._raw, task=task, model=self.model, messages=messages, tool=tool,
+                    max_tokens=budget, temperature=temperature, idle_timeout_s=self.timeout_s,
+                    deadline_s=self._deadline_s(budget), throughput=self.throughput,
+                    listeners=tuple(self.listeners),
+                )
+        except RequestCancelled as exc:
+            with self._lock:
+                self.stats.cancelled += 1
+                self.stats.completion_tokens += exc.completion_tokens
+            record_usage(requests=1, completion_tokens=exc.completion_tokens)
+            raise
+        except Exception:
+            record_usage(requests=1)
+            raise
+        with self._lock:
+            self.stats.prompt_tokens += completion.prompt_tokens
+            self.stats.completion_tokens += completion.completion_tokens
+            self.stats.estimated_usage += 0 if completion.usage_reported else 1
+            self.stats.max_completion_tokens = max(self.stats.max_completion_tokens,
+                                                   completion.completion_tokens)
+        record_usage(requests=1, prompt_tokens=completion.prompt_tokens,
+                     completion_tokens=completion.completion_tokens)
+        return completion
+
+    def _call(
         self,
         spec: LLMTask,
         inputs: Mapping[str, Any],
@@ -330,59 +293,44 @@ class OpenAICompatibleClient(LLMClient):
         response_model: type[T],
         temperature: float,
     ) -> T:
-        from instructor.core.hooks import HookName, Hooks
+        budget = spec.budget(response_model, inputs, self.max_tokens)
+        tool = tool_definition(response_model)
+        name = tool["function"]["name"]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": spec.system_prompt},
+            {"role": "user", "content": user_prompt},
+        ]
+        requests = transport_tries = reasks = 0
+        while True:
+            requests += 1
+            try:
+                completion = self._send(spec.name, messages, tool, budget, temperature)
+            except Exception as exc:
+                transport_tries += 1
+                if not _is_transient(exc) or transport_tries > self.max_retries:
+                    self._count_retries(requests)
+                    raise _Failure(exc, requests) from exc
+                delay = self._delay(transport_tries, exc)
+                log.info("LLM task %s: transient %s on try %d/%d, retrying in %.2fs", spec.name,
+                         type(exc).__name__, transport_tries, self.max_retries + 1, delay)
+                time.sleep(delay)
+                continue
+            try:
+                output = parse_output(completion, response_model, spec, inputs, budget)
+            except OutputInvalid as invalid:
+                if reasks >= self.validation_retries:
+                    self._count_retries(requests)
+                    cause = invalid.__cause__ if invalid.kind in ("json", "schema") else invalid
+                    raise _Failure(cause or invalid, requests) from invalid
+                reasks += 1
+                messages = [*messages, *reask_messages(completion, invalid, name)]
+                continue
+            self._count_retries(requests)
+            return response_model.model_validate_json(output.model_dump_json())
 
-        checked = _checked_model(response_model, spec)
-        extra: dict[str, Any] = {"temperature": temperature}
-        if self.max_tokens is not None:
-            extra["max_tokens"] = self.max_tokens
-        calls = _CallLog()
-        hooks = Hooks()
-        hooks.on(HookName.COMPLETION_KWARGS, calls.on_request)
-        hooks.on(HookName.COMPLETION_RESPONSE, calls.on_response)
-        tries = self.max_retries + 1
-        try:
-            for attempt in range(1, tries + 1):
-                token = _CURRENT_INPUTS.set(inputs)
-                try:
-                    parsed, _completion = self._client.create_with_completion(
-                        model=self.model,
-                        messages=[
-                            {"role": "system", "content": spec.system_prompt},
-                            {"role": "user", "content": user_prompt},
-                        ],
-                        response_model=checked,
-                        max_retries=self.validation_retries,
-                        strict=False,
-                        hooks=hooks,
-                        **extra,
-                    )
-                    # Back to the caller's exact class, via the same JSON the cache stores.
-                    return response_model.model_validate_json(parsed.model_dump_json())
-                except Exception as exc:
-                    cause = _root_cause(exc)
-                    transient = _is_transient(cause)
-                    if not transient or attempt == tries:
-                        raise _Failure(cause, calls.requests) from exc
-                    delay = self._delay(attempt, cause)
-                    log.info(
-                        "LLM task %s: transient %s on try %d/%d, retrying in %.2fs",
-                        spec.name,
-                        type(cause).__name__,
-                        attempt,
-                        tries,
-                        delay,
-                    )
-                    time.sleep(delay)
-                finally:
-                    _CURRENT_INPUTS.reset(token)
-            raise AssertionError("unreachable")  # pragma: no cover
-        finally:
-            with self._lock:
-                self.stats.calls += calls.requests
-                self.stats.retries += max(calls.requests - 1, 0)
-                self.stats.prompt_tokens += calls.prompt_tokens
-                self.stats.completion_tokens += calls.completion_tokens
+    def _count_retries(self, requests: int) -> None:
+        with self._lock:
+            self.stats.retries += max(requests - 1, 0)
 
     def _delay(self, attempt: int, cause: BaseException) -> float:
         """Exponential backoff, at least the server's Retry-After, plus up to 10 % jitter."""
@@ -407,11 +355,5 @@ class OpenAICompatibleClient(LLMClient):
             f"transport retries<={self.max_retries}, validation retries<={self.validation_retries}); "
             f"last cause: {type(cause).__name__}: {message}"
         )
-        return LLMError(
-            text,
-            task=task,
-            provider=self.provider,
-            model=self.model,
-            attempts=attempts,
-            cause=type(cause).__name__,
-        )
+        return LLMError(text, task=task, provider=self.provider, model=self.model,
+                        attempts=attempts, cause=type(cause).__name__)

@@ -24,6 +24,9 @@ class LLMTask:
     delimiters (``prompting.delimit``). ``offline`` is the deterministic rule-based stand-in;
     ``validate`` raises ``ValueError`` when an output refers to things not in the inputs
     (unknown ids, spans outside the text...). A failed ``validate`` makes a real model re-ask.
+    ``max_output_tokens`` overrides the schema-derived output budget (``budget.py``): a number,
+    or a function of the inputs for tasks whose answer grows with the input; the client's
+    global cap still applies.
     """
 
     name: str
@@ -31,6 +34,16 @@ class LLMTask:
     render_user: Callable[[Mapping[str, Any]], str]
     offline: Callable[[Mapping[str, Any]], BaseModel] | None = None
     validate: Callable[[BaseModel, Mapping[str, Any]], None] | None = None
+    max_output_tokens: int | Callable[[Mapping[str, Any]], int] | None = None
+
+    def budget(self, response_model: type[BaseModel], inputs: Mapping[str, Any], cap: int) -> int:
+        """``max_tokens`` for one call of this task (see ``budget.output_budget``)."""
+        from edaqa_pipeline.llm.budget import output_budget
+
+        override = self.max_output_tokens
+        if callable(override):
+            override = int(override(inputs))
+        return output_budget(response_model.model_json_schema(), cap=cap, override=override)
 
 
 _REGISTRY: dict[str, LLMTask] = {}

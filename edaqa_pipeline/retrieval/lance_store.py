@@ -71,13 +71,26 @@ def upsert_document_rows(
     uri: str, name: str, schema: pa.Schema, id_column: str, document: str, data: pa.Table
 ) -> None:
     """Make the rows of ``document`` in table ``name`` exactly ``data`` (idempotent)."""
+    upsert_documents_rows(uri, name, schema, id_column, [document], data)
+
+
+def upsert_documents_rows(
+    uri: str, name: str, schema: pa.Schema, id_column: str, documents: list[str], data: pa.Table
+) -> None:
+    """Make the rows of ``documents`` in table ``name`` exactly ``data``, in one delete and one
+    merge whatever the number of documents (a build of many documents writes once)."""
+    if not documents:
+        return
     db = connect(uri)
     table = _table(db, name, schema)
     keep = set(data.column(id_column).to_pylist())
-    existing = table.search().where(f"document = {_quote(document)}").select([id_column]).limit(None).to_arrow()
-    stale = [i for i in existing.column(id_column).to_pylist() if i not in keep]
-    if stale:
-        table.delete(f"{id_column} IN ({', '.join(_quote(s) for s in stale)})")
+    stale: list[str] = []
+    for start in range(0, len(documents), 500):
+        where = ", ".join(_quote(d) for d in documents[start : start + 500])
+        existing = table.search().where(f"document IN ({where})").select([id_column]).limit(None).to_arrow()
+        stale += [i for i in existing.column(id_column).to_pylist() if i not in keep]
+    for start in range(0, len(stale), 500):
+        table.delete(f"{id_column} IN ({', '.join(_quote(s) for s in stale[start : start + 500])})")
     if data.num_rows:
         (
             table.merge_insert(id_column)

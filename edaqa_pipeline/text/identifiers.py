@@ -44,6 +44,10 @@ VARIABLE = re.compile(r"(?<![\w])\$?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w])")
 # Message ids such as GRT-0243, PDN-0042, [WARNING CTS-0107]; queries may write grt-118.
 MESSAGE_ID = re.compile(r"\b[A-Z]{2,5}-\d{3,5}\b")
 MESSAGE_ID_ANY_CASE = re.compile(r"\b[A-Za-z]{2,5}-\d{3,5}\b")
+# circuit-spec port signals (``DATA_I``, ``WB_ADR_O(31:0)``): the ChipKG's signal entities
+PORT_SIGNAL = re.compile(
+    r"(?<![\w$-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:I|O|IO))(?:\(\s*[\w.:]*\s*\))?(?![\w-])"
+)
 API = re.compile(r"\b([A-Za-z_]\w*(?:::\w+)+)")
 # The first word of a code line that can be a command (``tapcell`` has no underscore).
 WORD = re.compile(r"^[a-z][a-z0-9_]{2,}$")
@@ -135,9 +139,16 @@ def normalise_anchor(raw: str) -> str:
     return text
 
 
+# Placeholder options of boilerplate synopses (``-param1``, ``-option``, ``-flag2``).
+_PLACEHOLDER_OPTION = re.compile(r"--?(?:param|option|opt|flag|switch|arg)\d*")
+
+
 def is_placeholder(anchor: str) -> bool:
-    """Generic example names (``foo.tcl``, ``<file>``, ``$var``) that are never identifiers."""
+    """Generic example names (``foo.tcl``, ``<file>``, ``$var``, ``-param2``) that are never
+    identifiers."""
     if not anchor or anchor.startswith("<") or anchor.endswith(">") or "..." in anchor:
+        return True
+    if _PLACEHOLDER_OPTION.fullmatch(anchor):
         return True
     if "$" in anchor or "*" in anchor or "{" in anchor:
         return True

@@ -6,7 +6,8 @@ import polars as pl
 
 TASK = "training_queries"
 TRAIN_FRACTION = 0.85
-DEFAULT_PER_UNIT = 4
+DEFAULT_PER_UNIT = 4  # unit-level template queries per unit
+DEFAULT_ROWS_PER_UNIT = 4  # row-level queries per unit (table rows, diagnostics, steps)
 
 PAIRS_SCHEMA: dict[str, pl.DataType] = {
     "query_id": pl.String(),

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from edaqa_pipeline.graphs.summaries import unit_identifiers
 from edaqa_pipeline.retrieval.embedder import Embedder
 from edaqa_pipeline.retrieval.encoders import Encoder, base_encoder
 from edaqa_pipeline.training.config import (
@@ -36,7 +37,7 @@ from edaqa_pipeline.training.config import (
     version_of,
 )
 from edaqa_pipeline.training.pairs import build_pairs
-from edaqa_pipeline.training.sampler import sample_negatives
+from edaqa_pipeline.training.sampler import RATIOS, sample_negatives
 from edaqa_pipeline.training.train import train_encoder
 
 ENCODERS_DIR = "encoders"
@@ -85,6 +86,20 @@ def unit_base_vectors(units: pl.DataFrame, unit_embeddings: pl.DataFrame | None,
     return vectors
 
 
+def unit_identifier_sets(units: pl.DataFrame, nodes: pl.DataFrame) -> list[set[str]]:
+    """Per unit row: the canonical identifiers its artifacts name, plus its anchor (the
+    unit-identifier graph the identifier-hard negatives are drawn from)."""
+    node_by_id = {r["node_id"]: r for r in nodes.select("node_id", "artifact_type", "content").iter_rows(named=True)}
+    out = []
+    for anchor, kind, ids in units.select("anchor", "anchor_kind", "artifact_ids").iter_rows():
+        arts = [node_by_id[a] for a in ids if a in node_by_id]
+        names = set(unit_identifiers(anchor, kind, arts))
+        if kind in ("command", "file"):
+            names.add(anchor)
+        out.append(names)
+    return out
+
+
 def make_training_pairs(
     units: pl.DataFrame,
     nodes: pl.DataFrame,
@@ -92,12 +107,18 @@ def make_training_pairs(
     *,
     client: Any = None,
     per_unit: int | None = None,
+    rows_per_unit: int | None = None,
+    ratios: tuple[int, int, int, int] = RATIOS,
     seed: int = 0,
     base_path: str = "",
 ) -> pl.DataFrame:
-    """The ``training_pairs`` table: queries, T_q, positives, split, negatives and kappa."""
+    """The ``training_pairs`` table: queries, T_q, positives, split, negatives and kappa.
+    ``rows_per_unit`` (row-level queries) and ``ratios`` (negative mix) default to the
+    package's choice; ``rows_per_unit=0`` with ``ratios=PAPER_RATIOS`` is the paper's setup."""
     units = units.sort("unit_id")
-    kwargs = {"per_unit": per_unit} if per_unit else {}
+    kwargs: dict[str, int] = {"per_unit": per_unit} if per_unit else {}
+    if rows_per_unit is not None:
+        kwargs["rows_per_unit"] = rows_per_unit
     pairs = build_pairs(units, nodes, client=client, **kwargs)
     if pairs.is_empty():
         return pairs.with_columns(
@@ -105,7 +126,8 @@ def make_training_pairs(
             pl.lit([], dtype=pl.List(pl.String())).alias("negative_kinds"),
             pl.lit([], dtype=pl.List(pl.Float64())).alias("kappa"),
         )
-    return sample_negatives(pairs, units, unit_base_vectors(units, unit_embeddings, base_path), seed=seed)
+    return sample_negatives(pairs, units, unit_base_vectors(units, unit_embeddings, base_path), seed=seed,
+                            ratios=ratios, identifiers=unit_identifier_sets(units, nodes))
 
 
 def adapter_folder(storage: Path, version: str) -> Path:

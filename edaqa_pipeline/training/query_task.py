@@ -60,8 +60,9 @@ def _render(inputs: Mapping[str, Any]) -> str:
 
 
 def _offline(inputs: Mapping[str, Any]) -> BaseModel:
+    """The unit-level templates (row-level queries are templates on both paths)."""
     facts = unit_facts(inputs["unit"], inputs["artifacts"])
-    return TrainingQueries(queries=[TrainingQuery(**q) for q in template_queries(facts, inputs["per_unit"])])
+    return TrainingQueries(queries=[TrainingQuery(**q) for q in template_queries(facts, inputs["per_unit"], rows=0)])
 
 
 def _validate(result: BaseModel, inputs: Mapping[str, Any]) -> None:

@@ -2,17 +2,24 @@
 
 The paper: "units with partial overlap provide difficult type negatives, while semantically
 hard or random units keep the learned space from collapsing into a type classifier". Per
-query (default ratio 3 / 2 / 2):
+query (ratios ``type / identifier / semantic / random``; default 3 / 2 / 1 / 1, the paper's
+mix with two of its semantic-hard and random slots given to identifier-hard negatives;
+``PAPER_RATIOS`` = 3 / 0 / 2 / 2 is the paper's literal mix):
 
 * **type-hard (3)**: among the ``neighbours`` units closest to the positive (base-encoder
   cosine of the unit summaries), units that lack at least one required type
   (``kappa_q(e) < 1``); partial overlap (``0 < kappa < 1``) is preferred over none, then
   closeness. Drawn (seeded) from the first ``window`` of that ranking.
-* **semantic-hard (2)**: other close neighbours, whatever their types (drawn from the first
+* **identifier-hard (2)**: units that share the query's command but not its option, its option
+  but not its command (the unit-identifier graph), then the best BM25 units for the query
+  (``hard_negatives.IdentifierNegatives``); drawn from the first ``window``. Needs the units'
+  identifier sets; without them this category is empty (and filled from the next).
+* **semantic-hard (1)**: other close neighbours, whatever their types (drawn from the first
   ``window`` remaining neighbours).
-* **random (2)**: uniform over all remaining units.
+* **random (1)**: uniform over all remaining units.
 
-A category that runs short is filled from the next one (type -> semantic -> random), so every
+A category that runs short is filled from the next one (type -> identifier -> semantic ->
+random), so every
 query gets exactly ``n_negatives`` negatives when the corpus has enough units. Units that may
 also answer the query are never negatives: the positive, units with the same command or file
 anchor, and units sharing an occurrence with the positive (a cross-document unit contains its
@@ -28,13 +35,15 @@ from collections import defaultdict
 import numpy as np
 import polars as pl
 
+from edaqa_pipeline.training.hard_negatives import IdentifierNegatives, query_names
 from edaqa_pipeline.training.loss import coverage
 
 N_NEGATIVES = 7
-RATIOS = (3, 2, 2)  # type-hard, semantic-hard, random
+RATIOS = (3, 2, 1, 1)  # type-hard, identifier-hard, semantic-hard, random
+PAPER_RATIOS = (3, 0, 2, 2)
 NEIGHBOURS = 40
 WINDOW = 10
-KINDS = ("type_hard", "semantic", "random")
+KINDS = ("type_hard", "identifier", "semantic", "random")
 
 
 def neighbour_lists(vectors: np.ndarray, k: int, block: int = 1024) -> np.ndarray:
@@ -95,26 +104,31 @@ def sample_negatives(
     unit_vectors: np.ndarray,
     *,
     n_negatives: int = N_NEGATIVES,
-    ratios: tuple[int, int, int] = RATIOS,
+    ratios: tuple[int, int, int, int] = RATIOS,
     neighbours: int = NEIGHBOURS,
     window: int = WINDOW,
     seed: int = 0,
+    identifiers: list[set[str]] | None = None,
 ) -> pl.DataFrame:
     """``pairs`` plus ``negatives`` (unit ids), ``negative_kinds`` and ``kappa``.
 
     ``kappa`` holds kappa_q(e) for the candidates ``[positive, *negatives]`` (the positive is
     1.0 by construction). ``unit_vectors`` are the base-encoder vectors of ``units`` (row
-    aligned, L2-normalised).
+    aligned, L2-normalised); ``identifiers`` the canonical identifiers each unit names (row
+    aligned; None: no identifier-hard negatives).
     """
-    if sum(ratios) != n_negatives:
-        raise ValueError(f"ratios {ratios} must sum to n_negatives={n_negatives}")
+    if sum(ratios) != n_negatives or len(ratios) != 4:
+        raise ValueError(f"ratios {ratios} must be 4 counts summing to n_negatives={n_negatives}")
     unit_ids = units["unit_id"].to_list()
     row_of = {u: i for i, u in enumerate(unit_ids)}
     types = [set(t) for t in units["artifact_types"].to_list()]
-    near = neighbour_lists(np.asarray(unit_vectors, dtype=np.float32), neighbours)
+    vectors = np.asarray(unit_vectors, dtype=np.float32)
+    near = neighbour_lists(vectors, neighbours)
     excluded = _excluded(units)
+    hard = (IdentifierNegatives(units["summary"].to_list(), identifiers, units["anchor"].to_list(), vectors)
+            if identifiers is not None and ratios[1] else None)
     negatives, kinds, kappas = [], [], []
-    for qid, pos_id, required in pairs.select("query_id", "unit_id", "required_types").iter_rows():
+    for qid, query, pos_id, required in pairs.select("query_id", "query", "unit_id", "required_types").iter_rows():
         rng = random.Random(f"{seed}:{qid}")
         pos = row_of[pos_id]
         ex = excluded[pos]
@@ -125,9 +139,11 @@ def sample_negatives(
         chosen: list[int] = []
         chosen_kinds: list[str] = []
         short = _take(rng, typed, ratios[0], "type_hard", window, chosen, chosen_kinds)
-        short = _take(rng, close, ratios[1] + short, "semantic", window, chosen, chosen_kinds)
+        pool = hard.pool(query, pos, ex) if hard is not None else []
+        short = _take(rng, pool, ratios[1] + short, "identifier", window, chosen, chosen_kinds)
+        short = _take(rng, close, ratios[2] + short, "semantic", window, chosen, chosen_kinds)
         rest = [j for j in range(len(unit_ids)) if j not in ex and j not in chosen]
-        _take(rng, rest, ratios[2] + short, "random", None, chosen, chosen_kinds)
+        _take(rng, rest, ratios[3] + short, "random", None, chosen, chosen_kinds)
         negatives.append([unit_ids[j] for j in chosen])
         kinds.append(chosen_kinds)
         kappas.append([1.0] + [coverage(required, types[j]) for j in chosen])
@@ -138,10 +154,14 @@ def sample_negatives(
     )
 
 
-def sampler_problems(pairs: pl.DataFrame, units: pl.DataFrame, n_negatives: int = N_NEGATIVES) -> list[str]:
+def sampler_problems(pairs: pl.DataFrame, units: pl.DataFrame, n_negatives: int = N_NEGATIVES,
+                     identifiers: list[set[str]] | None = None) -> list[str]:
     """Checks: negative counts, no positive among its negatives, type-hard negatives lack a
-    required type, kappa consistent with the unit types."""
+    required type, kappa consistent with the unit types, identifier-hard negatives do not name
+    every identifier of their query (with ``identifiers``, row-aligned with ``units``)."""
     types = dict(zip(units["unit_id"].to_list(), [set(t) for t in units["artifact_types"].to_list()], strict=True))
+    names = dict(zip(units["unit_id"].to_list(), identifiers, strict=True)) if identifiers is not None else {}
+    anchors = dict(zip(units["unit_id"].to_list(), units["anchor"].to_list(), strict=True))
     problems = []
     for row in pairs.iter_rows(named=True):
         negs = row["negatives"]
@@ -154,6 +174,10 @@ def sampler_problems(pairs: pl.DataFrame, units: pl.DataFrame, n_negatives: int 
                 problems.append(f"{row['query_id']}: kappa of {neg} is wrong")
             if kind == "type_hard" and set(row["required_types"]) <= types[neg]:
                 problems.append(f"{row['query_id']}: type-hard negative {neg} has every required type")
+            if kind == "identifier" and names:
+                named = set().union(*query_names(row["query"], anchors[row["unit_id"]]))
+                if named and named <= names[neg]:
+                    problems.append(f"{row['query_id']}: identifier negative {neg} names every identifier of the query")
         if len(problems) > 20:
             break
     return problems

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from edaqa_pipeline.model import normalise_ws
-from edaqa_pipeline.training.pair_schema import DEFAULT_PER_UNIT
-from edaqa_pipeline.training.unit_facts import UnitFacts, short_phrase
+from edaqa_pipeline.training.pair_schema import DEFAULT_PER_UNIT, DEFAULT_ROWS_PER_UNIT
+from edaqa_pipeline.training.row_queries import row_queries
+from edaqa_pipeline.training.unit_facts import UnitFacts, copies_unit_text, normalised, short_phrase
 
 
 def _pick(options: Sequence[str], key: str) -> str:
@@ -151,32 +151,22 @@ def query_forms(f: UnitFacts) -> list[tuple[str, tuple[str, ...], list[str]]]:
     return out
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
-
-
-def copies_unit_text(query: str, sentences: Sequence[str]) -> bool:
-    """True if the query equals a unit sentence (or line) or is contained in one."""
-    q = _norm(query)
-    if not q:
-        return True
-    for s in sentences:
-        n = _norm(s)
-        if n == q or (len(q) >= 20 and q in n):
-            return True
-    return False
-
-
-def template_queries(facts: UnitFacts, per_unit: int = DEFAULT_PER_UNIT) -> list[dict[str, Any]]:
-    """Up to ``per_unit`` distinct queries (form, query, required_types) for one unit."""
+def template_queries(facts: UnitFacts, per_unit: int = DEFAULT_PER_UNIT,
+                     rows: int = DEFAULT_ROWS_PER_UNIT) -> list[dict[str, Any]]:
+    """Up to ``per_unit`` distinct unit-level queries (form, query, required_types) for one
+    unit, then up to ``rows`` row-level ones (``row_queries``: table rows, diagnostics, steps)."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for form, types, variants in query_forms(facts):
         if len(out) >= per_unit:
             break
         query = normalise_ws(_pick(variants, f"{facts.unit_id}|{form}"))
-        if _norm(query) in seen or copies_unit_text(query, facts.sentences):
+        if normalised(query) in seen or copies_unit_text(query, facts.sentences):
             continue
-        seen.add(_norm(query))
+        seen.add(normalised(query))
         out.append({"form": form, "query": query, "required_types": sorted(types)})
+    for q in row_queries(facts, rows) if rows else []:
+        if normalised(q["query"]) not in seen:
+            seen.add(normalised(q["query"]))
+            out.append(q)
     return out

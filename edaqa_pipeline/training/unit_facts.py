@@ -1,15 +1,17 @@
-"""What a functional unit offers a training query: its anchor, option-table rows, synopsis,
-procedure steps, constraints, message ids, files, captions, commands and sentences."""
+"""What a functional unit offers a training query: its anchor, option-table rows, variable
+rows, synopsis, procedure steps, constraints, message ids, diagnostic texts and log lines,
+files, captions, commands and sentences. What counts as an option, a variable or a message id
+is ``text.identifiers``' definition."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from edaqa_pipeline.model import normalise_ws
-from edaqa_pipeline.text.identifiers import MESSAGE_ID, OPTION
+from edaqa_pipeline.text.identifiers import DIAGNOSTIC_PREFIX, MESSAGE_ID, OPTION, VARIABLE
 from edaqa_pipeline.text.sentences import split_sentences
 
 
@@ -33,6 +35,10 @@ class UnitFacts:
     captions: list[str]
     commands: list[str]  # inline commands other than the anchor
     sentences: list[str]  # every sentence of the unit, for the copy check
+    variables: list[tuple[str, str]] = field(default_factory=list)  # (VARIABLE, description) rows
+    diagnostics: list[str] = field(default_factory=list)  # first sentence of diagnostic artifacts
+    log_lines: list[str] = field(default_factory=list)  # ERROR/WARNING lines inside code blocks
+    message_types: dict[str, str] = field(default_factory=dict)  # message id -> artifact type
 
 
 def _cells(line: str) -> list[str]:
@@ -69,6 +75,24 @@ def short_phrase(description: str, max_words: int = 8) -> str:
     return " ".join(words).rstrip(",")
 
 
+def normalised(text: str) -> str:
+    """Lower case, runs of non-alphanumerics as one space: what the copy guard compares."""
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def copies_unit_text(query: str, sentences: Sequence[str]) -> bool:
+    """True if the query equals a unit sentence (or line) or is contained in one: no training
+    query may be a copy of the text it should retrieve."""
+    q = normalised(query)
+    if not q:
+        return True
+    for s in sentences:
+        n = normalised(s)
+        if n == q or (len(q) >= 20 and q in n):
+            return True
+    return False
+
+
 def unit_facts(unit: Mapping[str, Any], artifacts: Sequence[Mapping[str, Any]]) -> UnitFacts:
     """What the templates may use from one unit (``artifacts``: its unit_nodes rows)."""
     anchor, kind = unit["anchor"], unit["anchor_kind"]
@@ -91,10 +115,20 @@ def unit_facts(unit: Mapping[str, Any], artifacts: Sequence[Mapping[str, Any]]) 
     captions: list[str] = []
     commands: list[str] = []
     sentences: list[str] = []
+    variables: list[tuple[str, str]] = []
+    diagnostics: list[str] = []
+    log_lines: list[str] = []
+    message_types: dict[str, str] = {}
     for art in artifacts:
         a_type, content = art["artifact_type"], art["content"] or ""
         sentences.extend(split_sentences(content))
         sentences.extend(ln for ln in content.split("\n") if ln.strip())
+        for mid in MESSAGE_ID.findall(content):
+            message_types.setdefault(mid, a_type)
+        if a_type == "codeblock":
+            log_lines.extend(ln.strip() for ln in content.split("\n")
+                             if DIAGNOSTIC_PREFIX.search(ln.strip()) and len(ln.split()) >= 4
+                             and ln.strip() not in log_lines)
         if a_type == "table":
             header, rows = _parse_table(content)
             is_options = bool(header and _OPTION_HEADER.match(header[0])) or any(
@@ -106,6 +140,8 @@ def unit_facts(unit: Mapping[str, Any], artifacts: Sequence[Mapping[str, Any]]) 
                     options.append((row[0], row[1]))
                 elif not is_options:
                     keys.append(row[0])
+                    if len(row) > 1 and VARIABLE.fullmatch(row[0]) and row[1]:
+                        variables.append((row[0].lstrip("$"), row[1]))
             if not is_options:
                 headers.extend(h for h in header if h and h not in headers)
         elif a_type == "codeblock" and not code_first:
@@ -116,6 +152,9 @@ def unit_facts(unit: Mapping[str, Any], artifacts: Sequence[Mapping[str, Any]]) 
                 steps.append(step)
         elif a_type == "diagnostic":
             message_ids.extend(m for m in MESSAGE_ID.findall(content) if m not in message_ids)
+            first = _clean(next(iter(split_sentences(content)), ""))
+            if len(first.split()) >= 4 and first not in diagnostics:
+                diagnostics.append(first)
         elif a_type == "file":
             name = content.strip().split("/")[-1]
             if name and name != anchor and name not in files:
@@ -135,5 +174,6 @@ def unit_facts(unit: Mapping[str, Any], artifacts: Sequence[Mapping[str, Any]]) 
         options=options, table_headers=headers, table_keys=keys, code_first=code_first,
         synopsis=synopsis, steps=steps, has_constraint="constraint" in unit["artifact_types"],
         message_ids=message_ids, files=files, captions=captions, commands=commands,
-        sentences=sentences,
+        sentences=sentences, variables=variables, diagnostics=diagnostics, log_lines=log_lines,
+        message_types=message_types,
     )

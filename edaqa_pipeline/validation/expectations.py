@@ -2,14 +2,15 @@
 
 Declarative, data-level expectations that complement the structural rules in
 ``structure.py``: non-null ids, unique ids, labels in the schema, positive spans. GE is
-imported lazily (its import costs seconds) and run on a pandas view of the Polars frame.
+imported lazily (its import costs seconds) and run on a pandas view of the Polars frame;
+the context, data sources and suites are built once per process (one per table).
 The dagster-ge integration is stuck on GE < 1.0, so the asset check calls GE directly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import polars as pl
@@ -74,21 +75,27 @@ def _context():  # type: ignore[no-untyped-def]
     return ctx
 
 
-def run_suite(table: str, df: pl.DataFrame) -> ExpectationReport:
-    """Validate ``df`` against the suite of ``table``; an empty frame passes vacuously."""
-    specs = _suite_spec(table)
-    if not specs or df.is_empty():
-        return ExpectationReport(True, 0, [])
+@cache
+def _suite(table: str):  # type: ignore[no-untyped-def]
+    """(batch definition, suite) of ``table``, built once per process: building a data
+    source and a suite costs far more than validating a frame against them."""
     import great_expectations as gx
 
     ctx = _context()
-    name = f"{table}_{len(ctx.suites.all())}"
-    source = ctx.data_sources.add_pandas(f"src_{name}")
-    batch_def = source.add_dataframe_asset(f"asset_{name}").add_batch_definition_whole_dataframe("all")
-    suite = ctx.suites.add(gx.ExpectationSuite(name=f"suite_{name}"))
-    for cls_name, kwargs in specs:
+    source = ctx.data_sources.add_pandas(f"src_{table}")
+    batch_def = source.add_dataframe_asset(f"asset_{table}").add_batch_definition_whole_dataframe("all")
+    suite = ctx.suites.add(gx.ExpectationSuite(name=f"suite_{table}"))
+    for cls_name, kwargs in _suite_spec(table):
         suite.add_expectation(getattr(gx.expectations, cls_name)(**kwargs))
-    columns = [c for c in df.columns if df[c].dtype != pl.List(pl.Float64) and not isinstance(df[c].dtype, pl.List)]
+    return batch_def, suite
+
+
+def run_suite(table: str, df: pl.DataFrame) -> ExpectationReport:
+    """Validate ``df`` against the suite of ``table``; an empty frame passes vacuously."""
+    if not _suite_spec(table) or df.is_empty():
+        return ExpectationReport(True, 0, [])
+    batch_def, suite = _suite(table)
+    columns = [c for c in df.columns if not isinstance(df[c].dtype, pl.List | pl.Array)]
     pdf = df.select(columns).to_pandas()
     result = batch_def.get_batch(batch_parameters={"dataframe": pdf}).validate(suite)
     failed = [

@@ -1,10 +1,16 @@
-"""ChipMind's circuit-semantic knowledge graph (ChipKG, paper 001).
+"""ChipMind's circuit-semantic knowledge graph (ChipKG, paper 001), one module per job:
 
-* ``extract``: per sentence (prose sentence, option-table row, command synopsis) a JSON
-  intermediate representation, a Circuit Semantic Anchor and four kinds of triples
-  (backbone, auxiliary, linking, normalisation); deterministic rules offline, the LLM task
-  ``chipkg_triples`` when a model is configured.
-* ``graph``: the KG as Polars tables, node embeddings, Personalized PageRank.
+* ``schema``: the sentence IR (category, frame, Circuit Semantic Anchor, triples), entity types
+  per document kind (tool manuals / circuit specifications), provenance labels;
+* ``context``, ``units``: a document's sentence units (prose sentences, table rows of pipe and
+  CSV tables, code blocks, headings) and what a rule knows about each;
+* ``mentions`` / ``spec_mentions``: the entities a sentence names (manual / specification);
+* ``prose``, ``qualifiers``, ``tables``, ``spec_tables``, ``code``: the offline rules;
+* ``llm_task``: the LLM task ``chipkg_triples`` (prose, when a model is configured);
+* ``document``: one document -> node and triple rows; ``store``: the corpus tables, built
+  incrementally; ``vectors``: node vectors; ``checks``: the asset checks;
+* ``ppr``, ``graph``: Personalized PageRank and the loaded graph.
 
-The ``chipmind`` retriever lives in ``edaqa_pipeline.methods.chipmind``.
+The ``chipmind`` retriever lives in ``edaqa_pipeline.methods.chipmind``; the ``chip_kg`` asset
+in ``edaqa_pipeline.assets.chipkg``.
 """

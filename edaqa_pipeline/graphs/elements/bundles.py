@@ -227,18 +227,31 @@ def evidence_items(index: ElementIndex, bundle: Bundle, members: Sequence[Member
         starts = [s for s, _ in spans if s is not None]
         ends = [e for _, e in spans if e is not None]
         relation = bundle.relation if any(m.role == "core" for m in group) else first.relation
+        texts = [index.text(m.node, m.header_only) for m in group]
         out.append(EvidenceItem(
             chunk_id="",
             doc=index.doc[first.node],
-            text="\n".join(index.text(m.node, m.header_only) for m in group),
+            text="\n".join(texts),
             score=float(bundle.score) - 1e-6 * n,
             path=f"{path_prefix}:{relation}",
             start_line=min(starts) if starts else None,
             end_line=max(ends) if ends else None,
             page=index.page[first.node] if not starts else None,
             element_ids=tuple(dict.fromkeys(index.ids[m.node] for m in group)),
+            line_numbers=_line_numbers(texts, spans),
         ))
     return out
+
+
+def _line_numbers(texts: Sequence[str], spans: Sequence[tuple[int | None, int | None]]) -> tuple[int, ...]:
+    """The source line of every line of the joined texts, when each member's text is exactly
+    its span; () when some member is not (its lines are then cited by the whole span)."""
+    numbers: list[int] = []
+    for text, (start, end) in zip(texts, spans, strict=True):
+        if start is None or end is None or text.count("\n") != end - start:
+            return ()
+        numbers.extend(range(start, end + 1))
+    return tuple(numbers)
 
 
 def pack(index: ElementIndex, bundles: Sequence[Bundle], k: int, budget_chars: int,

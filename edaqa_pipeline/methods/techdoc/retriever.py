@@ -42,11 +42,12 @@ from typing import Any
 
 import numpy as np
 
-from edaqa_pipeline.graphs.elements.bundles import Bundle, assemble, pack
+from edaqa_pipeline.graphs.elements.bundles import Bundle, pack
 from edaqa_pipeline.graphs.elements.expansion import ExpansionLimits, Reached, expand
 from edaqa_pipeline.graphs.elements.index import ElementIndex, load_index
 from edaqa_pipeline.graphs.elements.intent import POLICIES, Policy, QueryAnalysis, analyze
 from edaqa_pipeline.graphs.elements.recall import RecallWeights, identifier_recall
+from edaqa_pipeline.graphs.elements.rerank import rerank, select_bundles
 from edaqa_pipeline.retrieval.record import Retrieval, retrieval
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
 
@@ -110,32 +111,12 @@ class TechDocRetriever:
         """Step 4, equation 11: (node, score, relation that reached it), best first."""
         w = self.weights
         alpha, beta, gamma = (w.alpha, w.beta, w.gamma) if self.rerank else (0.0, 1.0, 0.0)
-        idx = self.index
-        rows = np.fromiter(expanded, dtype=np.int64, count=len(expanded))
-        cos = idx.vectors[rows] @ e_q if rows.size else np.zeros(0)
-        ranked = [
-            (node, alpha * float(cos[n]) + beta * expanded[node].score
-             + gamma * policy.type_prior.get(idx.type[node], 0.0), expanded[node].relation)
-            for n, node in enumerate(rows.tolist())
-        ]
-        ranked.sort(key=lambda t: (-t[1], idx.ordinal[t[0]], t[0]))
-        return ranked
+        return rerank(self.index, expanded, policy, e_q, alpha, beta, gamma)
 
     def select(self, ranked: list[tuple[int, float, str]], policy: Policy) -> list[Bundle]:
         """Step 5: the top_l bundles whose core no earlier bundle shows."""
         roles = policy.bundle if self.bundling else ()
-        bundles: list[Bundle] = []
-        covered: set[int] = set()
-        for node, score, relation in ranked:
-            if len(bundles) >= self.weights.top_l:
-                break
-            if node in covered:
-                continue
-            bundle = assemble(self.index, node, score, relation, roles, self.bundle_chars)
-            bundles.append(bundle)
-            for m in bundle.members:
-                covered |= self.index.coverage(m.node, m.header_only)
-        return bundles
+        return select_bundles(self.index, ranked, roles, self.weights.top_l, self.bundle_chars)
 
     def retrieve(self, query: str, k: int) -> Retrieval:
         started = time.perf_counter()

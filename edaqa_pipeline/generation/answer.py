@@ -1,0 +1,219 @@
+"""Answering a question from retrieved evidence: claims, verified citations, one record.
+
+``answer_question(question, items, llm)`` is the one entry point (``edaqa ask``, ``edaqa
+eval``, ``edaqa serve``):
+
+1. the items are packed under the 2,048-token budget and numbered E1..En (``evidence.py``);
+2. the ``grounded_answer`` task runs on ``llm`` (the offline rules when None: the extractive
+   answer through the same interface);
+3. every claim is verified (``claims.py``): each cited id must be one of the items given, and
+   every number and identifier of the claim must occur in the text of the items it cites;
+4. claims that fail are sent back once (``grounded_answer_fix``) with the reason; those that
+   fail again are dropped and reported in ``Answer.dropped``, never shown;
+5. the answer is rendered with citations inline, narrowed to the lines that hold the claim:
+   ``... defaults to 20 [cts.md:L72-L74]``.
+
+A model failure (``LLMError``) falls back to the extractive answer and says why in
+``Answer.reason``; ``Answer.answerer`` says which answerer produced the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from edaqa_pipeline.generation.claims import (
+    best_lines,
+    clean_claim,
+    support,
+    ungrounded_terms,
+)
+from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
+from edaqa_pipeline.generation.grounded import FIX_TASK, TASK, Claim, GroundedAnswer
+from edaqa_pipeline.llm import LLMClient, LLMError, OfflineClient, Usage, track_usage
+from edaqa_pipeline.model import EvidenceItem
+
+NOT_FOUND = "Not in the documents: the retrieved evidence does not answer this question."
+
+
+@dataclass(frozen=True)
+class AnswerClaim:
+    """A verified claim: its text, the items it cites and their narrowed locations."""
+
+    text: str
+    evidence_ids: tuple[str, ...]
+    citations: tuple[str, ...]
+    support: float  # lexical entailment by the cited text (claims.support)
+
+    @property
+    def supported(self) -> bool:
+        from edaqa_pipeline.generation.claims import SUPPORT_THRESHOLD
+
+        return self.support >= SUPPORT_THRESHOLD
+
+    def rendered(self) -> str:
+        text = self.text if self.text.endswith((".", "!", "?", ":", "`")) else self.text + "."
+        return f"{text} [{'; '.join(self.citations)}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "citations": list(self.citations),
+                "evidence_ids": list(self.evidence_ids), "supported": self.supported,
+                "support": round(self.support, 6)}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What an answerer returns; ``text`` carries inline citations, ``plain`` has none."""
+
+    question: str
+    claims: tuple[AnswerClaim, ...]
+    answerer: str  # "extractive" | "llm:<model>"
+    evidence: tuple[NumberedEvidence, ...] = ()
+    not_in_documents: bool = False
+    dropped: tuple[dict[str, Any], ...] = ()
+    reason: str = ""  # why the LLM answer was not used (fallback), else ""
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def text(self) -> str:
+        if self.not_in_documents or not self.claims:
+            return NOT_FOUND
+        return " ".join(c.rendered() for c in self.claims)
+
+    @property
+    def plain(self) -> str:
+        """The answer without citation markers (what ROUGE-L / BLEU score)."""
+        if self.not_in_documents or not self.claims:
+            return NOT_FOUND
+        return " ".join(c.text if c.text.endswith((".", "!", "?", ":", "`")) else c.text + "."
+                        for c in self.claims)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.text,
+            "answerer": self.answerer,
+            "not_in_documents": self.not_in_documents or not self.claims,
+            "claims": [c.to_json() for c in self.claims],
+            "dropped_claims": list(self.dropped),
+            **({"fallback_reason": self.reason} if self.reason else {}),
+            "tokens": self.usage.to_json(),
+        }
+
+
+def _evidence_inputs(question: str, numbered: Sequence[NumberedEvidence]) -> dict[str, Any]:
+    return {"question": question, "evidence": [n.as_input() for n in numbered]}
+
+
+def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
+    """Why ``claim`` fails verification ("" when it passes)."""
+    ids = list(dict.fromkeys(e.strip() for e in claim.evidence))
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        return f"cites {', '.join(unknown)}, which is not among the evidence ids {', '.join(by_id)}"
+    text = clean_claim(claim.text)
+    if not text:
+        return "the claim is empty"
+    cited = "\n".join(by_id[i].item.text for i in ids)
+    missing = ungrounded_terms(text, cited)
+    if missing:
+        return f"{', '.join(missing)} does not occur in the text of {', '.join(ids)}"
+    return ""
+
+
+def _verified(claim: Claim, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
+    ids = tuple(dict.fromkeys(e.strip() for e in claim.evidence))
+    text = clean_claim(claim.text)
+    citations = []
+    for i in ids:
+        numbered = by_id[i]
+        span = best_lines(text, [line for _, line in numbered.lines()])
+        citations.append(numbered.citation(*span) if span else numbered.citation())
+    cited = "\n".join(by_id[i].item.text for i in ids)
+    return AnswerClaim(text, ids, tuple(dict.fromkeys(citations)), support(text, cited))
+
+
+def _verify_all(
+    claims: Sequence[Claim], by_id: dict[str, NumberedEvidence]
+) -> tuple[list[AnswerClaim], list[tuple[Claim, str]]]:
+    kept: list[AnswerClaim] = []
+    failed: list[tuple[Claim, str]] = []
+    seen: set[str] = set()
+    for claim in claims:
+        problem = check_claim(claim, by_id)
+        if problem:
+            failed.append((claim, problem))
+            continue
+        verified = _verified(claim, by_id)
+        if verified.text.lower() not in seen:  # a model may repeat a claim
+            seen.add(verified.text.lower())
+            kept.append(verified)
+    return kept, failed
+
+
+def _llm_answer(
+    question: str, numbered: list[NumberedEvidence], llm: LLMClient
+) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
+    inputs = _evidence_inputs(question, numbered)
+    by_id = {n.id: n for n in numbered}
+    out = llm.complete_structured(TASK, inputs, GroundedAnswer, temperature=0.0)
+    if out.not_in_documents or not out.claims:
+        return True, [], []
+    kept, failed = _verify_all(out.claims, by_id)
+    dropped: list[dict[str, Any]] = []
+    if failed:
+        fix_inputs = {**inputs, "failed": [
+            {"text": c.text, "evidence": list(c.evidence), "problem": p} for c, p in failed]}
+        try:
+            fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=0.0)
+        except LLMError as exc:  # the first answer's valid claims stand; the rest are dropped
+            reason = f"; the re-ask failed ({exc.cause or 'error'})"
+            return not kept, kept, [{"text": c.text, "evidence": list(c.evidence), "reason": p + reason}
+                                    for c, p in failed]
+        again, still = _verify_all(fixed.claims, by_id)
+        known = {c.text.lower() for c in kept}
+        kept += [c for c in again if c.text.lower() not in known]
+        dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in still]
+        if len(again) + len(still) < len(failed):  # the rest the model left out
+            dropped += [{"text": c.text, "evidence": list(c.evidence), "reason": p}
+                        for c, p in failed[len(again) + len(still):]]
+    return not kept, kept, dropped
+
+
+def answer_question(
+    question: str,
+    items: Sequence[EvidenceItem],
+    llm: LLMClient | None = None,
+    *,
+    packed: bool = False,
+) -> Answer:
+    """The answer to ``question`` from ``items`` (ranked; packed here unless ``packed``)."""
+    numbered = number_evidence(items, packed=packed)
+    client = llm if llm is not None else OfflineClient()
+    offline = client.provider == "offline"
+    answerer = "extractive" if offline else f"llm:{client.model}"
+    reason = ""
+    with track_usage() as usage:
+        if not numbered:
+            return Answer(question, (), answerer, (), True, usage=usage)
+        try:
+            abstain, kept, dropped = _llm_answer(question, numbered, client)
+        except LLMError as exc:
+            if offline:
+                raise
+            reason = f"the model failed ({exc.cause or 'error'}): {str(exc).splitlines()[0][:300]}"
+            abstain, kept, dropped = _llm_answer(question, numbered, OfflineClient())
+            answerer = "extractive"
+        if usage.fallbacks and not offline:  # a client with an offline fallback answered
+            answerer = "extractive"
+            reason = "the model failed; the client answered with its offline rules"
+    return Answer(question, tuple(kept), answerer, tuple(numbered), abstain, tuple(dropped),
+                  reason, usage)
+
+
+def extractive_answer(question: str, evidence: list[EvidenceItem]) -> str:
+    """The offline answer text (the evaluation runner's plain ``Answerer`` signature)."""
+    return answer_question(question, evidence, packed=True).text

@@ -1,0 +1,68 @@
+"""The evidence an answerer sees: packed, numbered E1..En, each with its citation and lines.
+
+Both answerers (the LLM's grounded answer and the offline extractive one) get the same list,
+built once per question: the retrieved items packed under the 2,048-token budget
+(``retrieval.packing.pack_to_budget``, the rule the evaluation measures) and numbered in rank
+order. A claim cites items by id; the rendered answer replaces ids by locations, narrowed to
+the lines of the item that hold the claim (``cts.md:L72-L74``; PDF items cite their page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.packing import pack_to_budget
+from edaqa_pipeline.text.counting import EVIDENCE_BUDGET_TOKENS
+
+
+@dataclass(frozen=True)
+class NumberedEvidence:
+    """One packed item with its id (``E1`` = the best ranked)."""
+
+    id: str
+    item: EvidenceItem
+
+    def line_numbers(self) -> list[int | None]:
+        """The source line of each line of the item's text; None where it is not known (PDF
+        text, or a bundle whose members' texts are not their exact spans)."""
+        item = self.item
+        count = item.text.count("\n") + 1
+        if item.page is not None or item.start_line is None or item.end_line is None:
+            return [None] * count
+        if item.line_numbers and len(item.line_numbers) == count:
+            return list(item.line_numbers)
+        if count == item.end_line - item.start_line + 1:
+            return list(range(item.start_line, item.end_line + 1))
+        return [None] * count
+
+    def lines(self) -> list[tuple[int | None, str]]:
+        """(source line number or None, line text) of the item's text."""
+        return list(zip(self.line_numbers(), self.item.text.split("\n"), strict=True))
+
+    def citation(self, first: int | None = None, last: int | None = None) -> str:
+        """The item's location, or lines ``first..last`` of it (offsets into its text); the
+        whole span when those lines' source numbers are not known."""
+        item = self.item
+        if first is None:
+            return item.citation()
+        numbers = self.line_numbers()
+        last = first if last is None else last
+        start, end = numbers[first], numbers[min(last, len(numbers) - 1)]
+        if start is None or end is None:
+            return item.citation()
+        return f"{item.doc}:L{start}" if start == end else f"{item.doc}:L{start}-L{end}"
+
+    def as_input(self) -> dict[str, Any]:
+        """What the prompt shows for this item (and what the task's checks read)."""
+        return {"id": self.id, "citation": self.item.citation(), "text": self.item.text}
+
+
+def number_evidence(
+    items: Sequence[EvidenceItem], budget_tokens: int = EVIDENCE_BUDGET_TOKENS, *, packed: bool = False
+) -> list[NumberedEvidence]:
+    """``items`` packed to the budget (unless ``packed`` says they already are), numbered."""
+    chosen = list(items) if packed else pack_to_budget(items, budget_tokens)
+    return [NumberedEvidence(f"E{i}", item) for i, item in enumerate(chosen, start=1)]

@@ -1,0 +1,200 @@
+"""One retrieval step of ChipMind over the ChipKG: seed, Personalized PageRank, adaptive K,
+CSA filter (paper 3.3; the reasoning loop around it is ``reasoning``).
+
+Seeds of the PPR personalization vector: the ``seed_nodes`` entity / statement nodes most
+similar to the (sub-)query vector (weight = cosine), the entities the query names literally
+(``entity_weight``, damped by how many passages the entity reaches), the ``seed_passages``
+passages most similar to the query (``passage_weight`` x cosine) and the ``seed_passages``
+best BM25 passages (the snapshot's shared ``LexicalIndex``; ``lexical_weight`` x score / best
+score; 0 = vector seeds only). Passages are ranked by their PPR mass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from edaqa_pipeline.graphs.chipkg.graph import KGGraph
+from edaqa_pipeline.graphs.chipkg.mentions import TOOL_NAME
+from edaqa_pipeline.methods.chipmind.adaptive import adaptive_k
+from edaqa_pipeline.methods.chipmind.anchors import compatible
+from edaqa_pipeline.methods.chipmind.config import GENERATIVE_TEMPERATURE, ChipMindConfig
+from edaqa_pipeline.methods.chipmind.tasks import SummaryOut
+from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.topk import top_k
+from edaqa_pipeline.text.identifiers import query_identifiers
+
+
+@dataclass
+class Step:
+    """One retrieval (the question or a sub-query): candidates after adaptive K, those the
+    CSA filter kept, the MIG values, PPR scores (normalised by the step's best)."""
+
+    query: str
+    target: tuple[str, str]
+    also: tuple[str, ...]  # further target entities (the other entities the query names)
+    candidates: list[int]
+    kept: list[int]
+    migs: list[float]
+    fell_back: bool
+    scores: dict[int, float] = field(default_factory=dict)
+    llm_ms: float = 0.0  # time in the belief-state summaries (model mode)
+
+
+def similarities(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``matrix @ vector`` without BLAS: OpenBLAS runs a large matrix-vector product on every
+    core, which on a shared machine costs ~14 ms for the 8k x 384 node matrix instead of ~2 ms
+    on one core (measured on the 2-core dev machine); einsum stays on one core."""
+    return np.einsum("ij,j->i", matrix, vector)
+
+
+def query_entity_names(query: str) -> list[str]:
+    """Lower-case names the query gives entities: its identifiers and tool names."""
+    names = [i.lower() for i in query_identifiers(query)]
+    names += [m.group(1).lower() for m in TOOL_NAME.finditer(query)]
+    return list(dict.fromkeys(names))
+
+
+@dataclass
+class KGSearch:
+    snapshot: Any  # IndexSnapshot
+    graph: KGGraph
+    config: ChipMindConfig
+    llm: Any  # LLMClient (OfflineClient for the rules)
+    uses_model: bool = False
+
+    def __post_init__(self) -> None:
+        g = self.graph
+        self._emb_pos = {int(r): i for i, r in enumerate(g.embedded_rows)}
+        self._passage_pos = {int(r): i for i, r in enumerate(g.passage_rows)}
+        snap_row = self.snapshot._chunk_row
+        # KG passage order -> snapshot chunk row (-1 when the KG is stale for that chunk)
+        self._passage_snap = np.asarray([snap_row.get(c, -1) for c in g.passage_chunk], np.int64)
+        self._snap_passage = {int(s): int(g.passage_rows[i]) for i, s in enumerate(self._passage_snap) if s >= 0}
+        self._units: dict[int, np.ndarray] = {}
+        names = g.nodes["canonical"].to_list()
+        self._stmt_mentions = {st: frozenset(names[e] for e in ents) for st, ents in g.statement_mentions.items()}
+
+    # -- passages --
+
+    def known(self, name: str) -> bool:
+        return name.lower() in self.graph.entity_by_name
+
+    def text(self, node: int) -> str:
+        snap = self._passage_snap[self._passage_pos[node]]
+        return self.snapshot.chunk_records[snap]["text"] if snap >= 0 else ""
+
+    def item(self, node: int, score: float, path: str) -> EvidenceItem:
+        snap = int(self._passage_snap[self._passage_pos[node]])
+        return self.snapshot.chunk_item(snap, score, path)
+
+    def units(self, node: int) -> np.ndarray:
+        """Summary units of a passage: its statements' vectors (else the chunk vector)."""
+        got = self._units.get(node)
+        if got is None:
+            rows = [self._emb_pos[s] for s in self.graph.passage_statements.get(node, []) if s in self._emb_pos]
+            snap = self._passage_snap[self._passage_pos[node]]
+            if rows:
+                got = self.graph.vectors[rows]
+            elif snap >= 0:
+                got = self.snapshot.chunk_vectors[snap: snap + 1]
+            else:
+                got = np.zeros((0, self.snapshot.dim), np.float32)
+            self._units[node] = got
+        return got
+
+    # -- the step --
+
+    def rank(self, qvec: np.ndarray, query: str, depth: int) -> list[tuple[int, float]]:
+        """Passage nodes by PPR mass for one (sub-)query: [(passage node row, score)]."""
+        cfg, g = self.config, self.graph
+        p = np.zeros(len(g.node_ids), np.float64)
+        if g.vectors.shape[0]:
+            sims = similarities(g.vectors, qvec)
+            for i in top_k(sims, cfg.seed_nodes):
+                if sims[i] > 0:
+                    p[g.embedded_rows[i]] += float(sims[i])
+        peak = p.max() if p.max() > 0 else 1.0
+        for name in query_entity_names(query):
+            for row in g.entity_by_name.get(name, []):
+                p[row] += cfg.entity_weight * peak / np.log2(2.0 + g.entity_degree[row])
+        if cfg.seed_passages and self.snapshot.chunk_vectors.shape[0]:
+            csims = similarities(self.snapshot.chunk_vectors, qvec)
+            for srow in top_k(csims, cfg.seed_passages):
+                node = self._snap_passage.get(srow)
+                if node is not None and csims[srow] > 0:
+                    p[node] += cfg.passage_weight * float(csims[srow])
+        if cfg.lexical_weight > 0 and cfg.seed_passages:
+            hits = self.snapshot.lexical.top(query, cfg.seed_passages)
+            best = hits[0][1] if hits else 1.0
+            for srow, score in hits:
+                node = self._snap_passage.get(srow)
+                if node is not None:
+                    p[node] += cfg.lexical_weight * score / best
+        x = g.ppr(p, alpha=cfg.damping, tol=cfg.ppr_tol)
+        scores = np.where(self._passage_snap >= 0, x[g.passage_rows], -1.0)
+        return [(int(g.passage_rows[i]), float(scores[i])) for i in top_k(scores, depth) if scores[i] > 0]
+
+    def summarize(self, query: str, items: Sequence[int], spent: list[float]) -> np.ndarray:
+        """Algorithm 1's belief-state summary with a model: the summary text's embedding
+        (milliseconds appended to ``spent``)."""
+        started = time.perf_counter()
+        out = self.llm.complete_structured(
+            "chipmind_summary", {"query": query, "passages": [self.text(i) for i in items], "sentences": [],
+                                 "m": self.config.summary_sentences},
+            SummaryOut, temperature=GENERATIVE_TEMPERATURE)
+        spent.append((time.perf_counter() - started) * 1000)
+        return self.snapshot.base.encode([out.summary])[0]
+
+    def cut(self, ranked: list[int], qvec: np.ndarray, query: str, k: int,
+            spent: list[float]) -> tuple[list[int], list[float]]:
+        """AdaptiveKRetrieve: Algorithm 1 over the ranked passages (fixed K when disabled)."""
+        cfg = self.config
+        if not cfg.adaptive_k:
+            return ranked[: min(cfg.fixed_k, k)], []
+        empty = np.zeros((0, qvec.shape[0]), np.float32)
+        return adaptive_k(
+            ranked, lambda items: np.concatenate([self.units(i) for i in items]) if items else empty,
+            qvec, k0=cfg.k0, delta_k=cfg.delta_k, tau=cfg.tau, k_max=min(cfg.k_max, k),
+            m=cfg.summary_sentences,
+            summarize=(lambda items: self.summarize(query, items, spent)) if self.uses_model else None,
+        )
+
+    def compatible(self, node: int, target: tuple[str, str], also: tuple[str, ...] = ()) -> bool:
+        """A statement of the passage is compatible with the target anchor or, for the further
+        entities ``also``, with (target type, that entity)."""
+        targets = [target, *((target[0], e) for e in also)]
+        stmts = self.graph.passage_statements.get(node, [])
+        for s in stmts:
+            anchor = self.graph.anchors.get(s)
+            mentioned = self._stmt_mentions.get(s, frozenset())
+            if anchor and any(compatible(anchor, t, mentioned) for t in targets):
+                return True
+        if not stmts:  # no statement: judge by the text
+            text = self.text(node).lower()
+            return not target[1] or any(t[1].lower() in text for t in targets)
+        return False
+
+    def filter(self, cand: list[int], target: tuple[str, str], also: tuple[str, ...] = ()) -> tuple[list[int], bool]:
+        """CSAGuidedFilter: (kept, fell_back): the compatible candidates, all of them when none
+        is compatible."""
+        if not self.config.anchor_filter:
+            return cand, False
+        kept = [c for c in cand if self.compatible(c, target, also)]
+        return (kept, False) if kept else (cand, True)
+
+    def step(self, query: str, qvec: np.ndarray, target: tuple[str, str], k: int,
+             also: tuple[str, ...] = ()) -> Step:
+        """Rank, cut and filter for one (sub-)query."""
+        depth = max(self.config.k_max, k, self.config.fixed_k)
+        ranked = self.rank(qvec, query, depth)
+        top = max((s for _, s in ranked), default=1.0) or 1.0
+        spent: list[float] = []
+        cand, migs = self.cut([n for n, _ in ranked], qvec, query, k, spent)
+        kept, fell_back = self.filter(cand, target, also)
+        scores = {n: s / top for n, s in ranked}
+        return Step(query, target, also, cand, kept, migs, fell_back, scores, sum(spent))

@@ -1,0 +1,78 @@
+"""EDAQA's chunk recall paths and their fusion (see ``retriever``'s module docstring)."""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
+from edaqa_pipeline.retrieval.encoders import Encoder
+from edaqa_pipeline.retrieval.fusion import rrf
+from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+from edaqa_pipeline.retrieval.topk import top_k
+
+Paths = dict[str, list[tuple[int, float]]]
+
+
+@lru_cache(maxsize=2048)
+def query_vector(encoder: Encoder, query: str) -> np.ndarray:
+    """The query's vector (cached: a repeated question, or several EDAQA variants in one
+    evaluation, encode it once)."""
+    vector = encoder.encode([query])[0]
+    vector.setflags(write=False)
+    return vector
+
+
+def lap(t: float) -> tuple[float, float]:
+    now = time.perf_counter()
+    return now, (now - t) * 1000
+
+
+def chunk_paths(snapshot: IndexSnapshot, space: IndexSnapshot, identifiers: ChunkIdentifierIndex,
+                query: str, query_ids: list[str], weights: dict[str, float], depth: int,
+                top_units: int) -> tuple[Paths, dict[str, float]]:
+    """(chunk row, path score) lists, best first, of every path with a weight, and the time
+    each took (ms). ``space`` is the snapshot in the function-aware encoder's space."""
+    paths: Paths = {}
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    if weights["lexical"]:
+        paths["lexical"] = snapshot.lexical_chunks(query, depth)
+    t, timings["lexical"] = lap(t)
+    if weights["identifier"]:
+        scores = identifiers.scores(query_ids)
+        ranked = sorted(scores, key=lambda r: (-scores[r], r))[:depth]
+        paths["identifier"] = [(r, scores[r]) for r in ranked]
+    t, timings["identifier"] = lap(t)
+    if weights["dense"] or weights["units"]:
+        q = query_vector(space.function, query)
+        t, timings["encode"] = lap(t)
+        if weights["dense"]:
+            sims = space.function_chunk_vectors @ q
+            paths["dense"] = [(r, float(sims[r])) for r in top_k(sims, depth)]
+        if weights["units"] and space.unit_vectors.shape[0]:
+            unit_sims = space.unit_vectors @ q
+            best: dict[int, float] = {}
+            for u in top_k(unit_sims, top_units):
+                for r in space.unit_chunk_rows[u]:
+                    best.setdefault(r, float(unit_sims[u]))
+            paths["units"] = list(best.items())[:depth]
+        t, timings["dense"] = lap(t)
+    return paths, timings
+
+
+def fuse(paths: Paths, weights: dict[str, float], method: str, rrf_k: int) -> dict[int, float]:
+    """Weighted RRF over the paths' rankings (``rrf``), or a weighted sum of each path's
+    scores min-max normalised over its own list (``score``)."""
+    names = [n for n in paths if paths[n]]
+    if method == "rrf":
+        return rrf([[r for r, _ in paths[n]] for n in names], k=rrf_k, weights=[weights[n] for n in names])
+    fused: dict[int, float] = {}
+    for n in names:
+        values = [s for _, s in paths[n]]
+        top, low = max(values), min(values)
+        for r, s in paths[n]:
+            fused[r] = fused.get(r, 0.0) + weights[n] * ((s - low) / (top - low) if top > low else 1.0)
+    return fused

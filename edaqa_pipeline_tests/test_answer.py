@@ -1,0 +1,226 @@
+"""Grounded answers: the offline answerer, claim verification, the one re-ask, fallbacks.
+
+The model is played by the scripted OpenAI-compatible server (what it says is fixed, so the
+tests can state which claims must survive); the same plumbing against the real SmolLM2
+server is in test_answer_smollm2.py."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from edaqa_pipeline.generation.answer import NOT_FOUND, answer_question, check_claim
+from edaqa_pipeline.generation.claims import (
+    best_lines,
+    clean_claim,
+    support,
+    ungrounded_terms,
+)
+from edaqa_pipeline.generation.evidence import number_evidence
+from edaqa_pipeline.generation.extractive import extractive_claims, units_of
+from edaqa_pipeline.generation.grounded import Claim
+from edaqa_pipeline.llm import OpenAICompatibleClient
+from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline_tests.llm_servers import http_error, ok
+
+CTS = EvidenceItem(
+    chunk_id="c1", doc="cts.md", score=1.0, path="test", start_line=70, end_line=75,
+    text=("#### Options\n"
+          "\n"
+          "| Switch Name | Description |\n"
+          "| ----- | ----- |\n"
+          "| `-sink_clustering_enable` | Enables pre-clustering of sinks to create one level of sub-tree before building H-tree. |\n"
+          "| `-sink_clustering_size` | Specifies the maximum number of sinks per cluster. The default value is `20`. |"),
+)
+GRT = EvidenceItem(
+    chunk_id="c2", doc="grt.md", score=0.5, path="test", start_line=10, end_line=15,
+    text=("The `set_global_routing_layer_adjustment` command reduces routing resources.\n"
+          "Use it before `global_route`.\n\n"
+          "```tcl\nset_global_routing_layer_adjustment Metal2 0.5\n```"),
+)
+PDF = EvidenceItem(chunk_id="", doc="sheet.pdf", score=0.4, path="test", page=3,
+                   text="The supply voltage is 1.8 V at 25 C.")
+QUESTION = "What is the default of -sink_clustering_size in clock_tree_synthesis?"
+
+
+def _client(server, **kw) -> OpenAICompatibleClient:
+    params = {"base_url": server.base_url, "api_key": None, "model": "scripted",
+              "timeout_s": 5.0, "max_retries": 0, "validation_retries": 1, "backoff_s": 0.01}
+    params.update(kw)
+    return OpenAICompatibleClient(**params)
+
+
+def _claims(*claims: tuple[str, list[str]], abstain: bool = False) -> dict:
+    return {"not_in_documents": abstain,
+            "claims": [{"text": t, "evidence": ids} for t, ids in claims]}
+
+
+# --- claim checks ---------------------------------------------------------------------------
+
+
+def test_clean_claim_removes_citation_markers():
+    assert clean_claim("It defaults to 20 [E1]. (E2, E3) See [cts.md:L72-L74].") == \
+        "It defaults to 20. See."
+
+
+def test_ungrounded_terms_finds_numbers_and_identifiers_not_in_the_cited_text():
+    cited = CTS.text
+    assert ungrounded_terms("The default of `-sink_clustering_size` is 20.", cited) == []
+    assert ungrounded_terms("The default of `-sink_clustering_size` is 2.", cited) == ["2"]
+    assert ungrounded_terms("Use `-sink_max_diameter` to bound it.", cited) == ["-sink_max_diameter"]
+    assert ungrounded_terms("Run clock_tree_synthesis first.", cited) == ["clock_tree_synthesis"]
+    assert ungrounded_terms("Write the result to gcd.def.", GRT.text) == ["gcd.def"]
+    # 5 is not found in 0.5; 0.5 is
+    assert ungrounded_terms("Adjust Metal2 by 5.", GRT.text) == ["5"]
+    assert ungrounded_terms("Adjust Metal2 by 0.5.", GRT.text) == []
+
+
+def test_support_is_lexical_entailment_gated_by_grounding():
+    assert support("The default value of -sink_clustering_size is 20.", CTS.text) == 1.0
+    assert support("The default value of -sink_clustering_size is 30.", CTS.text) == 0.0
+    assert 0 < support("Sinks are clustered by an unrelated magic algorithm.", CTS.text) < 0.6
+
+
+def test_check_claim_names_the_problem():
+    by_id = {n.id: n for n in number_evidence([CTS, GRT])}
+    assert check_claim(Claim(text="The default is `20`.", evidence=["E1"]), by_id) == ""
+    assert "E9" in check_claim(Claim(text="The default is 20.", evidence=["E9"]), by_id)
+    problem = check_claim(Claim(text="The default is 20.", evidence=["E2"]), by_id)
+    assert "20" in problem and "E2" in problem
+
+
+def test_best_lines_narrows_to_the_lines_that_hold_the_claim():
+    lines = CTS.text.split("\n")
+    assert best_lines("the maximum number of sinks per cluster defaults to 20", lines) == (5, 5)
+    assert best_lines("nothing in common whatsoever", lines) is None
+
+
+# --- the offline answerer -------------------------------------------------------------------
+
+
+def test_units_render_rows_sentences_and_code_lines():
+    texts = [(u.kind, u.text) for u in units_of(CTS.text + "\n\n" + GRT.text, "E1", 0)]
+    assert ("row", "`-sink_clustering_size`: Specifies the maximum number of sinks per cluster. "
+            "The default value is `20`.") in texts
+    assert ("sentence", "Use it before `global_route`.") in texts
+    assert ("code", "set_global_routing_layer_adjustment Metal2 0.5") in texts
+    assert not any("Switch Name" in t or t.startswith("#") for _, t in texts)  # header, heading
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z0-9_.\-]+", text.lower())
+
+
+def test_offline_answer_is_short_cited_and_every_word_traceable():
+    answer = answer_question(QUESTION, [CTS, GRT, PDF])
+    assert answer.answerer == "extractive" and not answer.not_in_documents
+    assert answer.claims[0].text.startswith("`-sink_clustering_size`")  # the best line leads
+    assert len(answer.claims) <= 3
+    by_id = {n.id: n for n in answer.evidence}
+    for claim in answer.claims:
+        cited = " ".join(by_id[i].item.text for i in claim.evidence_ids).lower()
+        assert all(w in cited for w in _words(claim.text)), claim.text
+        assert claim.supported
+    assert "[cts.md:L75]" in answer.text  # the row's own line, not the whole item
+    assert "[" not in answer.plain and answer.plain.startswith("`-sink_clustering_size`")
+    assert answer.usage.requests == 0
+
+
+def test_offline_answer_is_deterministic_and_abstains_without_matching_evidence():
+    a = answer_question(QUESTION, [CTS, GRT]).to_json()
+    b = answer_question(QUESTION, [CTS, GRT]).to_json()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    nothing = answer_question("What is the capital of France?", [CTS])
+    assert nothing.not_in_documents and nothing.text == NOT_FOUND
+    assert answer_question(QUESTION, []).not_in_documents
+
+
+def test_extractive_claims_cite_the_pdf_page():
+    claims = extractive_claims("What is the supply voltage?", [n.as_input() for n in number_evidence([PDF])])
+    assert claims == [("The supply voltage is 1.8 V at 25 C.", "E1")]
+    answer = answer_question("What is the supply voltage?", [PDF])
+    assert answer.claims[0].citations == ("sheet.pdf:p3",)
+
+
+# --- the model path (scripted) --------------------------------------------------------------
+
+
+def test_invalid_claims_are_reasked_once_then_dropped(scripted_server):
+    first = _claims(
+        ("The default of `-sink_clustering_size` is `20` [E1].", ["E1"]),
+        ("Sink clustering is enabled with `-sink_clustering_enable`.", ["E9"]),  # unknown id
+        ("The default of `-sink_clustering_size` is 50.", ["E1"]),  # 50 is not in E1
+    )
+    fixed = _claims(
+        ("Sink clustering is enabled with `-sink_clustering_enable`.", ["E1"]),  # repaired
+        ("The default of `-sink_clustering_size` is 50.", ["E1"]),  # still wrong
+    )
+    server = scripted_server([ok(first), ok(fixed)])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+
+    assert server.request_count == 2
+    fix_prompt = server.requests[1]["messages"][-1]["content"]
+    assert "E9" in fix_prompt and "50 does not occur" in fix_prompt
+    assert [c.text for c in answer.claims] == [
+        "The default of `-sink_clustering_size` is `20`.",
+        "Sink clustering is enabled with `-sink_clustering_enable`.",
+    ]
+    assert [c.citations for c in answer.claims] == [("cts.md:L75",), ("cts.md:L74",)]
+    assert [d["text"] for d in answer.dropped] == ["The default of `-sink_clustering_size` is 50."]
+    assert "50" not in answer.text and "E9" not in answer.text
+    assert answer.answerer == "llm:scripted" and answer.reason == ""
+    assert answer.usage.requests == 2 and answer.usage.completion_tokens == 14
+    record = answer.to_json()
+    assert record["claims"][0] == {"text": "The default of `-sink_clustering_size` is `20`.",
+                                   "citations": ["cts.md:L75"], "evidence_ids": ["E1"],
+                                   "supported": True, "support": 1.0}
+    assert record["tokens"]["prompt_tokens"] == 22
+
+
+def test_the_prompt_numbers_and_delimits_the_packed_evidence(scripted_server):
+    server = scripted_server([ok(_claims(("The default is 20.", ["E1"])))])
+    answer_question(QUESTION, [CTS, GRT], _client(server))
+    body = server.requests[0]
+    user = body["messages"][1]["content"]
+    assert '<evidence id="E1" source="cts.md:L70-L75">' in user
+    assert '<evidence id="E2" source="grt.md:L10-L15">' in user
+    assert body["tools"][0]["function"]["name"] == "GroundedAnswer"
+    assert body["max_tokens"] >= 200
+
+
+def test_not_in_documents_is_an_explicit_answer(scripted_server):
+    server = scripted_server([ok(_claims(abstain=True))])
+    answer = answer_question("Who wrote OpenROAD?", [CTS], _client(server))
+    assert answer.not_in_documents and answer.text == NOT_FOUND and not answer.claims
+    assert answer.to_json()["not_in_documents"] is True
+
+
+def test_model_failure_falls_back_to_extractive_with_a_reason(scripted_server):
+    server = scripted_server([], default=http_error(503))
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server, max_retries=1))
+    assert answer.answerer == "extractive"
+    assert answer.reason.startswith("the model failed (InternalServerError)")
+    assert "\n" not in answer.reason
+    assert answer.claims and answer.claims[0].text.startswith("`-sink_clustering_size`")
+    assert server.request_count == 2
+
+
+def test_llm_answers_are_cached_and_replayed(scripted_server, tmp_path):
+    server = scripted_server([ok(_claims(("The default is 20.", ["E1"])))])
+    first = answer_question(QUESTION, [CTS], _client(server, cache_dir=tmp_path))
+    again = answer_question(QUESTION, [CTS], _client(server, cache_dir=tmp_path))
+    assert server.request_count == 1
+    assert again.to_json()["claims"] == first.to_json()["claims"]
+    assert again.usage.cache_hits == 1 and again.usage.requests == 0
+
+
+@pytest.mark.parametrize("items", [[CTS], [CTS, GRT, PDF]])
+def test_every_citation_names_a_given_item(items, scripted_server):
+    server = scripted_server([ok(_claims(("The default is 20.", ["E1", "E7"]))), ok(_claims())])
+    answer = answer_question(QUESTION, items, _client(server))
+    given = {n.item.citation().split(":")[0] for n in answer.evidence}
+    for claim in answer.claims:
+        assert all(c.split(":")[0] in given for c in claim.citations)
+    assert not answer.claims and answer.dropped  # E7 does not exist: dropped after the re-ask

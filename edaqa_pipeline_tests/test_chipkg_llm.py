@@ -1,0 +1,164 @@
+"""ChipKG and ChipMind with a model behind the LLM tasks: the real local SmolLM2 server
+(llama.cpp; tests marked ``llm``) for the plumbing, and a scripted OpenAI-compatible server to
+show that an invalid sub-query is rejected (re-asked, then the loop stops without using it)
+while a valid one drives the next retrieval. The model's wording is never asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from edaqa_pipeline.graphs.chipkg.context import UnitContext
+from edaqa_pipeline.graphs.chipkg.llm_task import block_irs
+from edaqa_pipeline.graphs.chipkg.schema import LLM_RULE, validate_irs
+from edaqa_pipeline.graphs.chipkg.store import build_kg
+from edaqa_pipeline.llm import OfflineClient, OpenAICompatibleClient
+from edaqa_pipeline.methods.chipmind.tasks import SubQuery, validate_subquery
+from edaqa_pipeline.parsing.documents import parse_document
+from edaqa_pipeline_tests.fixtures_index import SAMPLE
+from edaqa_pipeline_tests.llm_servers import ok
+from edaqa_pipeline_tests.test_chipkg_pipeline import DOCS, QUESTION, _index, _write_corpus
+
+SENTENCES = [
+    ("s0", "The `build_clock_tree` command synthesizes the clock tree after placement."),
+    ("s1", "If `-sink_clustering` is given, sinks are grouped before buffering."),
+]
+
+
+def _smollm2(base_url: str, tmp_path, fallback: bool) -> OpenAICompatibleClient:  # type: ignore[no-untyped-def]
+    return OpenAICompatibleClient(
+        base_url=base_url, api_key=None, model="smollm2", cache_dir=tmp_path / "cache",
+        timeout_s=180, max_retries=1, validation_retries=2, max_tokens=768,
+        fallback=OfflineClient() if fallback else None,
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("chipkg_llm")
+    _write_corpus(root / "corpus", DOCS)
+    _index(root / "corpus", root / "storage")
+    return root / "storage"
+
+
+@pytest.mark.llm
+def test_chipkg_triples_through_smollm2_are_validated_and_labelled(smollm2_base_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    client = _smollm2(smollm2_base_url, tmp_path, fallback=True)
+    ctx = UnitContext("cts.md", ["Clock Tree Synthesis"], scope="build_clock_tree")
+    result, fell_back = block_irs(ctx, SENTENCES, client)
+    assert client.stats.calls >= 1 and client.stats.prompt_tokens > 0
+    validate_irs(result, [s for s, _ in SENTENCES], "manual")  # what came back is valid
+    labels = {ir.rule for ir in result.sentences}
+    if fell_back:  # the model failed validation after its retries: the rules answered
+        assert client.stats.fallbacks == 1 and all(r.startswith("offline:prose.") for r in labels)
+    else:
+        assert client.stats.fallbacks == 0 and labels <= {LLM_RULE}
+    cached = _smollm2(smollm2_base_url, tmp_path, fallback=True)
+    again, _ = block_irs(ctx, SENTENCES, cached)
+    if not fell_back:  # a validated answer is cached: the repeat sends nothing
+        assert again == result and cached.stats.cache_hits == 1 and cached.stats.calls == 0
+
+
+@pytest.mark.llm
+def test_switching_to_a_model_rebuilds_every_document(smollm2_base_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    docs = {p.name: parse_document(p.read_bytes(), p.name)[1] for p in (SAMPLE / "overview.md", SAMPLE / "timing.md")}
+    nodes, triples, stats = build_kg(docs, {})
+    assert stats.rebuilt_documents == 2 and all(r.startswith("offline:") for r in triples["rule"].to_list())
+    client = _smollm2(smollm2_base_url, tmp_path, fallback=True)
+    nodes2, triples2, stats2 = build_kg(docs, {}, previous=(nodes, triples), client=client)
+    assert stats2.reused_documents == 0 and stats2.rebuilt_documents == 2  # offline triples not reused
+    rules = set(triples2["rule"].to_list())
+    assert all(r == LLM_RULE or r.startswith("offline:") for r in rules)
+    # a document where the model failed keeps an empty hash: the next build retries it
+    stmt = nodes2.filter(nodes2["kind"] == "statement").select("document", "doc_hash").unique()
+    failed = {d for d, h in stmt.iter_rows() if h == ""}
+    assert len(failed) == stats2.fallback_documents
+    _, _, stats3 = build_kg(docs, {}, previous=(nodes2, triples2), client=client)
+    assert stats3.reused_documents == 2 - len(failed)
+
+
+@pytest.mark.llm
+def test_chipmind_reasoning_loop_with_smollm2(tiny_llm, smollm2_base_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
+    from edaqa_pipeline.retrieval.record import Retrieval
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+    client = _smollm2(smollm2_base_url, tmp_path, fallback=True)
+    retriever = make_chipmind(IndexSnapshot.load(tiny_llm), "llm", llm=client, k0=1, delta_k=1,
+                              k_max=2, max_iterations=2)
+    result = retriever.retrieve(QUESTION, 5)
+    assert isinstance(result, Retrieval) and 0 < len(result) <= 5
+    trace = result.trace
+    assert trace["llm_provider"] == "openai" and client.stats.calls > 0
+    assert 1 <= len(result.steps) == trace["iterations"] <= 1 + 2  # bounded
+    assert trace["stop_reason"] in ("sufficient", "max_iterations", "llm_error")
+    asked = []
+    for record in trace["reasoning"]:
+        if "sub_query" in record:  # every sub-query used passed the task's validation
+            validate_subquery(SubQuery(query=record["sub_query"], aspect=record["aspect"],
+                                       anchor_type=record["target_anchor"][0]),
+                              {"question": QUESTION, "missing": record["missing"], "asked": asked,
+                               "notes": record.get("notes", "")})
+            asked.append(record["sub_query"])
+    assert isinstance(trace["answer"], str) and result.timings_ms["llm"] > 0
+
+
+def _scripted_loop(server, tmp_path, **overrides):  # type: ignore[no-untyped-def]
+    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+    client = OpenAICompatibleClient(base_url=server.base_url, api_key="sk-test", model="scripted",
+                                    cache_dir=None, timeout_s=5, max_retries=0, validation_retries=1,
+                                    backoff_s=0.01)
+    return make_chipmind(IndexSnapshot.load(overrides.pop("storage")), "scripted", llm=client,
+                                 k0=1, adaptive_k=False, fixed_k=1, **overrides)
+
+
+ANCHOR = ok({"anchor_type": "procedure", "anchor_entity": ""})
+REASON = ok({"notes": "set_routing_alpha trades wirelength against path depth.", "cited": []})
+UNSURE = ok({"uncertain": True, "missing": ["how to display the congestion heat map"]})
+SURE = ok({"uncertain": False, "missing": []})
+ANSWER = ok({"answer": "Use set_routing_alpha.", "cited": []})
+
+
+def test_an_invalid_sub_query_is_rejected_and_not_used(tiny_llm, scripted_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repeat = ok({"query": QUESTION, "aspect": "how to display the congestion heat map",
+                 "anchor_type": "procedure", "anchor_entity": ""})
+    server = scripted_server([ANCHOR, REASON, UNSURE, repeat, repeat, ANSWER])
+    retriever = _scripted_loop(server, tmp_path, storage=tiny_llm, max_iterations=3)
+    result = retriever.retrieve(QUESTION, 5)
+    assert result.trace["stop_reason"] == "llm_error" and result.trace["sub_queries"] == []
+    assert len(result.steps) == 1
+    error = next(r["error"] for r in result.trace["reasoning"] if "error" in r)
+    assert "chipmind_subquery" in error and "repeats the question" in error
+    sent = [r["tool_choice"]["function"]["name"] for r in server.requests]
+    assert sent.count("SubQuery") == 2  # the first try and one re-ask, both rejected
+
+
+def test_a_valid_sub_query_drives_the_next_retrieval(tiny_llm, scripted_server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sub = "display the routing congestion heat map in the GUI"
+    good = ok({"query": sub, "aspect": "how to display the congestion heat map",
+               "anchor_type": "procedure", "anchor_entity": ""})
+    server = scripted_server([ANCHOR, REASON, UNSURE, good, REASON, SURE, ANSWER])
+    retriever = _scripted_loop(server, tmp_path, storage=tiny_llm, max_iterations=3)
+    result = retriever.retrieve(QUESTION, 5)
+    assert result.trace["sub_queries"] == [sub] and result.trace["stop_reason"] == "sufficient"
+    assert len(result.steps) == 2 and result.trace["answer"] == "Use set_routing_alpha."
+    assert any(e.doc == "gui.md" for e in result.steps[1])
+
+
+def test_sub_query_validation_rules() -> None:
+    inputs = {"question": QUESTION, "missing": ["heat map display"], "asked": ["show the heat map"],
+              "notes": "set_routing_alpha changes the path depth"}
+    validate_subquery(SubQuery(query="display the heat map in the GUI", aspect="heat map display",
+                               anchor_type="procedure"), inputs)
+    bad = [
+        ("empty sub-query", SubQuery(query="  ", aspect="heat map display")),
+        ("repeats the question", SubQuery(query=QUESTION.upper(), aspect="heat map display")),
+        ("an earlier sub-query", SubQuery(query="Show the  heat map", aspect="heat map display")),
+        ("not one of the missing", SubQuery(query="display the heat map", aspect="timing")),
+        ("anchor type 'mood'", SubQuery(query="display the heat map", aspect="heat map display", anchor_type="mood")),
+        ("no content word", SubQuery(query="banana smoothie recipes", aspect="heat map display")),
+    ]
+    for reason, sub in bad:
+        with pytest.raises(ValueError, match=reason):
+            validate_subquery(sub, inputs)
