@@ -55,7 +55,7 @@ setup-dev: $(BIN)/.setup-dev-done
 
 run: setup
 	$(BIN)/edaqa index --corpus $(CORPUS) --storage $(STORAGE) --with=$(WITH) --quiet; status=$$?; \
-	  $(BIN)/edaqa ask "$(QUESTION)" --storage $(STORAGE) --method fa_hybrid; \
+	  $(BIN)/edaqa ask "$(QUESTION)" --storage $(STORAGE); \
 	  exit $$status
 
 test: setup-dev

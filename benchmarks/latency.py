@@ -19,6 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
+from edaqa_pipeline.methods.edaqa.recall import query_vector
 from edaqa_pipeline.registry import METHOD_NAMES, available_methods, make_retriever
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
@@ -51,6 +52,7 @@ def main() -> None:
     for name in methods:
         if name not in METHOD_NAMES:
             continue
+        query_vector.cache_clear()  # a method must not reuse the query vectors of the last one
         retriever = make_retriever(name, snapshot)
         retriever.retrieve("warm up query", args.k)
         times = []

@@ -350,9 +350,17 @@ def test_resolve_key_refuses_a_key_through_a_symlink(tmp_path: Path) -> None:
 # Runs last: it changes the corpus and the storage of the module fixture.
 
 
-def test_rerun_retries_only_failed_files_and_indexes_a_fixed_one(indexed: Indexed) -> None:
+def test_rerun_retries_only_failed_files_and_indexes_a_fixed_one(indexed: Indexed, tmp_path: Path) -> None:
+    import dataclasses
+
     from edaqa_pipeline.cli.index import index_corpus
 
+    # on a copy (corpus, tables and the Dagster instance): fixing empty.md must not change the
+    # module's shared index, which the other tests read in any order
+    corpus, storage = tmp_path / "corpus", tmp_path / "storage"
+    shutil.copytree(indexed.corpus, corpus, symlinks=True)
+    shutil.copytree(indexed.storage, storage)
+    indexed = dataclasses.replace(indexed, corpus=corpus, storage=storage)
     first_failed = set(indexed.failed)
     with pytest.MonkeyPatch.context() as mp:
         for name in ENV_CLEARED:

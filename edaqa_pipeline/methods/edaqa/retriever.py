@@ -65,6 +65,7 @@ class EdaqaConfig:
     elements: ElementPathConfig = field(default_factory=ElementPathConfig)
     focus: bool = True  # a chunk that does not fit may be shown as its answering lines
     max_overlap: float = 0.5  # an item showing more already-shown lines than this is skipped
+    pool_per_slot: int = 4  # chunk candidates considered for packing, per requested item
     budget_tokens: int = EVIDENCE_BUDGET_TOKENS
 
     def weights(self) -> dict[str, float]:
@@ -135,7 +136,9 @@ class EdaqaRetriever:
         paths, timings = chunk_paths(self.snapshot, self.space, self.identifiers, query, ids,
                                      cfg.weights(), cfg.depth, cfg.top_units)
         scores = fuse(paths, cfg.weights(), cfg.fusion, cfg.rrf_k)
-        order = sorted(scores, key=lambda r: (-scores[r], r))
+        # only the head of the fused ranking can reach a pack of at most k items; cutting line
+        # bundles for every candidate cost ~40 ms a query
+        order = sorted(scores, key=lambda r: (-scores[r], r))[: cfg.pool_per_slot * k]
         chunks = self.chunk_candidates(order, paths, scores, query, ids)
         t = time.perf_counter()
         budget = cfg.budget_tokens * CHARS_PER_TOKEN
