@@ -76,6 +76,8 @@ def test_every_registered_task_has_a_budget_within_the_cap():
         importlib.import_module(module)
     assert {"grounded_answer", "llm_score", "fact_match"} <= set(registered_tasks())
     for name in registered_tasks():
+        if name.startswith("test_"):
+            continue  # registered by the tests of this file (any order), not the project's
         task = get_task(name)
         # the response models are not in the registry; check the schema rule on each task's
         # own largest plausible record instead: a generic unbounded one
