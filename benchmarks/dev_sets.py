@@ -10,6 +10,12 @@ license, so the output goes to a folder outside the repository and is never comm
     .venv/bin/python benchmarks/dev_sets.py mmbench [--out /tmp/edaqa_dev]
         [--corpus ../shared/corpus/openroad-2024] [--types "Functionality,Error Traceback" | --all]
 
+    .venv/bin/python benchmarks/dev_sets.py eda-corpus [--out /tmp/edaqa_dev]
+
+EDA-Corpus QA (196 questions, CC BY 4.0) has reference answers but no reference chunks of a
+corpus we index: it is a dev set for the answer metrics only (ROUGE-L, BLEU), written in the
+ORD-QA format with empty references.
+
 ORD-MMBench is multi-modal; its "text questions" (the default) are the two types whose
 question text is meant to stand without the screenshot (Functionality, Error Traceback:
 67 of 120); ``--all`` keeps every question (Layout and GUI ones often need the image).
@@ -23,6 +29,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,27 +101,32 @@ def source_map(chunks: dict[str, str], corpus: Path) -> dict[str, str]:
     return out
 
 
-def mmbench_records(qa_path: Path, chunks: dict[str, str], types: tuple[str, ...] | None) -> list[dict]:
-    """ORD-MMBench questions in the ORD-QA format (``reference_content`` filled in)."""
-    _refuse_test_set(qa_path)
-    out = []
-    with qa_path.open(encoding="utf-8") as fh:
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of each non-empty line; invalid JSON names the file and line."""
+    with path.open(encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                yield line_no, json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DevSetError(f"{qa_path}:{line_no}: invalid JSON ({exc.msg})") from exc
-            if types is not None and rec.get("type") not in types:
-                continue
-            refs = rec.get("reference") or []
-            missing = [r for r in refs if r not in chunks]
-            if missing:
-                raise DevSetError(f"{qa_path}:{line_no}: reference {missing[0]!r} is not in the chunk file")
-            out.append({"id": f"mmb-{rec['id']}", "question": rec["question"], "answer": rec["answer"],
-                        "type": rec.get("type", ""), "reference": refs,
-                        "reference_content": [chunks[r] for r in refs]})
+                raise DevSetError(f"{path}:{line_no}: invalid JSON ({exc.msg})") from exc
+
+
+def mmbench_records(qa_path: Path, chunks: dict[str, str], types: tuple[str, ...] | None) -> list[dict]:
+    """ORD-MMBench questions in the ORD-QA format (``reference_content`` filled in)."""
+    _refuse_test_set(qa_path)
+    out = []
+    for line_no, rec in jsonl_records(qa_path):
+        if types is not None and rec.get("type") not in types:
+            continue
+        refs = rec.get("reference") or []
+        missing = [r for r in refs if r not in chunks]
+        if missing:
+            raise DevSetError(f"{qa_path}:{line_no}: reference {missing[0]!r} is not in the chunk file")
+        out.append({"id": f"mmb-{rec['id']}", "question": rec["question"], "answer": rec["answer"],
+                    "type": rec.get("type", ""), "reference": refs,
+                    "reference_content": [chunks[r] for r in refs]})
     return out
 
 
@@ -136,9 +148,23 @@ def build_mmbench(out_dir: Path, corpus: Path, types: tuple[str, ...] | None) ->
             "references_in_corpus_map": mapped}
 
 
+def build_eda_corpus(out_dir: Path) -> dict[str, object]:
+    """EDA-Corpus QA in the ORD-QA format, answers only (``reference`` empty)."""
+    _refuse_repo(out_dir)
+    source = BENCHMARKS / "eda-corpus-qa.jsonl"
+    records = [{"id": f"eda-{rec['id']}", "question": rec["question"], "answer": rec["answer"],
+                "type": rec.get("category") or "none", "reference": [], "reference_content": []}
+               for _, rec in jsonl_records(source)]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    qa_file = out_dir / "eda-corpus-qa.ordqa.jsonl"
+    qa_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return {"qa": str(qa_file), "questions": len(records),
+            "types": dict(Counter(r["type"] for r in records))}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dataset", choices=["mmbench"])
+    parser.add_argument("dataset", choices=["mmbench", "eda-corpus"])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "openroad-2024")
     parser.add_argument("--types", default=",".join(TEXT_TYPES))
@@ -146,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     types = None if args.all else tuple(t.strip() for t in args.types.split(",") if t.strip())
     try:
-        summary = build_mmbench(args.out, args.corpus, types)
+        summary = (build_eda_corpus(args.out) if args.dataset == "eda-corpus"
+                   else build_mmbench(args.out, args.corpus, types))
     except DevSetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

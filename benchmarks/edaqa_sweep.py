@@ -1,7 +1,8 @@
 """Sweep the EDAQA method's settings on a DEV QA set (never on ORD-QA, the test set).
 
 One snapshot, one evaluation run, every configuration side by side, plus the baselines named
-with ``--methods``. Each ``--set`` is ``name:field=value,field=value`` over ``EdaqaConfig``:
+with ``--methods``. Each ``--set`` is ``name:field=value,field=value`` over ``EdaqaConfig``
+(``elements.<field>`` sets a field of its ``ElementPathConfig``, e.g. ``elements.alpha=0``):
 
     .venv/bin/python benchmarks/edaqa_sweep.py --storage /tmp/ed26 --qa data/dev/openroad_dev.jsonl \\
         --methods bm25,hybrid_rrf --set base: --set lex2:w_lexical=2 --set nofocus:focus=false
@@ -24,20 +25,27 @@ HEADLINE = ("span_cover@2048t", "span_all@2048t", "span_hit@2048t", "doc_recall@
 
 
 def parse_set(spec: str) -> tuple[str, dict[str, object]]:
+    from edaqa_pipeline.methods.edaqa.elements import ElementPathConfig
     from edaqa_pipeline.methods.edaqa.retriever import EdaqaConfig
 
     name, _, body = spec.partition(":")
     types = {f.name: f.type for f in fields(EdaqaConfig)}
+    element_types = {f.name: f.type for f in fields(ElementPathConfig)}
     values: dict[str, object] = {}
+    element_values: dict[str, object] = {}
     for pair in filter(None, body.split(",")):
         key, _, raw = pair.partition("=")
-        kind = types[key]
+        target, table = (element_values, element_types) if key.startswith("elements.") else (values, types)
+        key = key.removeprefix("elements.")
+        kind = table[key]
         if kind in (bool, "bool"):
-            values[key] = raw.lower() in ("1", "true", "yes")
+            target[key] = raw.lower() in ("1", "true", "yes")
         elif kind in (str, "str"):
-            values[key] = raw
+            target[key] = raw
         else:
-            values[key] = int(raw) if kind in (int, "int") else float(raw)
+            target[key] = int(raw) if kind in (int, "int") else float(raw)
+    if element_values:  # ``elements.alpha=0``: a field of the element path's config
+        values["elements"] = replace(ElementPathConfig(), **element_values)
     return name, values
 
 

@@ -19,7 +19,7 @@ from edaqa_pipeline.generation.claims import (
     ungrounded_terms,
 )
 from edaqa_pipeline.generation.evidence import number_evidence
-from edaqa_pipeline.generation.extractive import extractive_claims, units_of
+from edaqa_pipeline.generation.extractive import extractive_claims, question_frame, units_of
 from edaqa_pipeline.generation.grounded import Claim
 from edaqa_pipeline.llm import OpenAICompatibleClient
 from edaqa_pipeline.model import EvidenceItem
@@ -126,6 +126,18 @@ def test_offline_answer_is_short_cited_and_every_word_traceable():
     assert "[cts.md:L75]" in answer.text  # the row's own line, not the whole item
     assert "[" not in answer.plain and answer.plain.startswith("`-sink_clustering_size`")
     assert answer.usage.requests == 0
+
+
+def test_a_how_question_frames_the_answer_without_adding_a_claim():
+    assert question_frame("How do I enable sink clustering in CTS?") == "To enable sink clustering in CTS:"
+    assert question_frame("My run fails. How should I fix my floorplan?") == "To fix your floorplan:"
+    assert question_frame("How to run global routing") == "To run global routing:"
+    assert question_frame(QUESTION) == "" and question_frame("How many layers?") == ""
+    answer = answer_question("How do I set the sink clustering size in CTS?", [CTS, GRT])
+    assert answer.lead == "To set the sink clustering size in CTS:"
+    assert answer.plain.startswith(answer.lead + " ") and answer.text.startswith(answer.lead + " ")
+    assert all(answer.lead not in c.text for c in answer.claims)  # the frame is not a claim
+    assert answer.to_json()["lead"] == answer.lead
 
 
 def test_offline_answer_is_deterministic_and_abstains_without_matching_evidence():

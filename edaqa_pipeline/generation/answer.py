@@ -30,6 +30,7 @@ from edaqa_pipeline.generation.claims import (
     ungrounded_terms,
 )
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
+from edaqa_pipeline.generation.extractive import question_frame
 from edaqa_pipeline.generation.grounded import FIX_TASK, TASK, Claim, GroundedAnswer
 from edaqa_pipeline.llm import LLMClient, LLMError, OfflineClient, Usage, track_usage
 from edaqa_pipeline.model import EvidenceItem
@@ -74,20 +75,24 @@ class Answer:
     dropped: tuple[dict[str, Any], ...] = ()
     reason: str = ""  # why the LLM answer was not used (fallback), else ""
     usage: Usage = field(default_factory=Usage)
+    lead: str = ""  # the extractive answer's frame from the question (no claim, no citation)
+
+    def _joined(self, parts: Sequence[str]) -> str:
+        return " ".join([self.lead, *parts] if self.lead else parts)
 
     @property
     def text(self) -> str:
         if self.not_in_documents or not self.claims:
             return NOT_FOUND
-        return " ".join(c.rendered() for c in self.claims)
+        return self._joined([c.rendered() for c in self.claims])
 
     @property
     def plain(self) -> str:
         """The answer without citation markers (what ROUGE-L / BLEU score)."""
         if self.not_in_documents or not self.claims:
             return NOT_FOUND
-        return " ".join(c.text if c.text.endswith((".", "!", "?", ":", "`")) else c.text + "."
-                        for c in self.claims)
+        return self._joined([c.text if c.text.endswith((".", "!", "?", ":", "`")) else c.text + "."
+                             for c in self.claims])
 
     def __str__(self) -> str:
         return self.text
@@ -96,6 +101,7 @@ class Answer:
         return {
             "answer": self.text,
             "answerer": self.answerer,
+            **({"lead": self.lead} if self.lead else {}),
             "not_in_documents": self.not_in_documents or not self.claims,
             "claims": [c.to_json() for c in self.claims],
             "dropped_claims": list(self.dropped),
@@ -210,8 +216,9 @@ def answer_question(
         if usage.fallbacks and not offline:  # a client with an offline fallback answered
             answerer = "extractive"
             reason = "the model failed; the client answered with its offline rules"
+    lead = question_frame(question) if answerer == "extractive" and kept else ""
     return Answer(question, tuple(kept), answerer, tuple(numbered), abstain, tuple(dropped),
-                  reason, usage)
+                  reason, usage, lead)
 
 
 def extractive_answer(question: str, evidence: list[EvidenceItem]) -> str:

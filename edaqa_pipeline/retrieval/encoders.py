@@ -17,6 +17,10 @@ padded length, which makes each vector bit-identical whatever else is encoded in
 it (``retrieval.embedder``), so re-embedding only what changed gives the same bytes as a full
 rebuild.
 
+Queries (``encode`` without ``fixed_shape``) run on ONNX Runtime when it is available
+(``onnx_query``: the same model exported locally, 3x faster for one short text, vectors equal
+to 1e-7); stored vectors always come from PyTorch.
+
 Width and identity: an encoder's vector width is read from the model (``Encoder.dim``), never
 assumed, and ``Encoder.encoder_id`` is derived from the model's files (config and weights
 size/head bytes, plus the adapter's weights), so vectors of two different models never share a
@@ -93,6 +97,8 @@ class Encoder:
         """L2-normalised float32 vectors, shape (len(texts), dim)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if not fixed_shape and (fast := _onnx(self.path, self.adapter)) is not None:
+            return fast.encode(texts)  # queries: ONNX Runtime (onnx_query's docstring)
         model = self.model()
         with _LOCK:
             if fixed_shape:
@@ -127,6 +133,17 @@ def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:
                 vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
             out[batch] = vectors.cpu().numpy().astype(np.float32)
     return out
+
+
+@lru_cache(maxsize=8)
+def _onnx(path: str, adapter: str):  # type: ignore[no-untyped-def]
+    """The model's ONNX Runtime twin for unpadded (query) encoding, or None (PyTorch)."""
+    from edaqa_pipeline.retrieval import onnx_query
+
+    if not onnx_query.enabled():
+        return None
+    encoder = Encoder(path=path, adapter=adapter)
+    return onnx_query.load(encoder.model(), encoder.encoder_id)
 
 
 @lru_cache(maxsize=8)

@@ -150,13 +150,13 @@ class ElementIndex:
         return out
 
 
-def load_index(snapshot: Any, *, k1: float = 1.2, b: float = 0.75) -> ElementIndex:
+def load_index(snapshot: Any, *, k1: float = 1.2, b: float = 0.75, encoder: Any = None) -> ElementIndex:
     """The element index of an ``IndexSnapshot``: the element tables of ``snapshot.storage``
     (rebuilt from its parsed documents when the element assets were not materialised) and the
-    summary vectors stored in LanceDB ``elements`` under ``snapshot.base``; summaries the
-    table lacks (or holds under another encoder) are encoded now, in one batch."""
+    summary vectors stored in LanceDB ``elements`` under ``snapshot.base`` (or ``encoder``);
+    summaries the table lacks (or holds under another encoder) are encoded now, in one batch."""
     from edaqa_pipeline.graphs.elements import store
 
     nodes, edges, _ = store.load_graph(snapshot.storage, list(snapshot.documents))
-    embedder = store.summary_embedder(snapshot.base, snapshot.lancedb_uri)
+    embedder = store.summary_embedder(encoder or snapshot.base, snapshot.lancedb_uri)
     return ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder), k1=k1, b=b)

@@ -2,7 +2,8 @@
 
 The chunk ranking (fused recall paths) and the element ranking (bundles of the element graph)
 are merged by weighted reciprocal rank; each candidate has alternatives in preference order
-(a chunk: whole, then its answering bundle). Packing walks the merged order and keeps the
+(a chunk: whole, then its answering bundle; an alternative may be produced lazily, when the
+ones before it were refused, so each candidate is packed once). Packing walks the merged order and keeps the
 first alternative that fits the budget and is mostly new (at most ``max_overlap`` of its lines
 already shown), at most ``k`` items: no line is shown twice beyond that, and what the reader
 (or the answer model) gets is exactly what the metrics measure.
@@ -10,7 +11,7 @@ already shown), at most ``k`` items: no line is shown twice beyond that, and wha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from edaqa_pipeline.model import EvidenceItem
@@ -20,7 +21,7 @@ from edaqa_pipeline.model import EvidenceItem
 class Candidate:
     """One ranked piece of evidence and its alternatives, preferred first."""
 
-    alternatives: tuple[EvidenceItem, ...]
+    alternatives: Iterable[EvidenceItem]  # read once, in order
     score: float
 
 
@@ -31,11 +32,11 @@ def item_lines(item: EvidenceItem) -> set[tuple[str, int | str]]:
     return {(item.doc, line) for line in range(item.start_line, item.end_line + 1)}
 
 
-def merge(rankings: Sequence[Sequence[tuple[EvidenceItem, ...]]], weights: Sequence[float],
+def merge(rankings: Sequence[Sequence[Iterable[EvidenceItem]]], weights: Sequence[float],
           k: int = 60) -> list[Candidate]:
     """Weighted reciprocal-rank merge of candidate lists (one per source), best first; equal
     scores keep the earlier source's order."""
-    scored: list[tuple[float, int, int, tuple[EvidenceItem, ...]]] = []
+    scored: list[tuple[float, int, int, Iterable[EvidenceItem]]] = []
     for source, (ranking, weight) in enumerate(zip(rankings, weights, strict=True)):
         if weight <= 0:
             continue

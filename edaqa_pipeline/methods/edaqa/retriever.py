@@ -28,9 +28,13 @@ sweeps); each part can be switched off, and the registry lists those ablations a
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from edaqa_pipeline.graphs.elements.index import ElementIndex, load_index
 from edaqa_pipeline.graphs.elements.intent import analyze
@@ -44,6 +48,9 @@ from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderError
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
 from edaqa_pipeline.text.identifiers import query_identifiers
+
+# one worker: the second query encoding of a question (its element-space vector)
+_ENCODING_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edaqa-encode")
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,7 @@ class EdaqaConfig:
     w_elements: float = 2.0  # merge weight of the element-bundle ranking (> w_chunks: a bundle
     # leads; 0 = no element path). 2 over 1 on the dev sets: docs/results.md, "EDAQA dev sweeps"
     elements: ElementPathConfig = field(default_factory=ElementPathConfig)
+    element_space: str = "base"  # base | function: the space of the element summary rerank
     focus: bool = True  # a chunk that does not fit may be shown as its answering lines
     max_overlap: float = 0.5  # an item showing more already-shown lines than this is skipped
     pool_per_slot: int = 4  # chunk candidates considered for packing, per requested item
@@ -102,7 +110,13 @@ class EdaqaRetriever:
 
     @cached_property
     def element_index(self) -> ElementIndex:
-        return load_index(self.snapshot)
+        return load_index(self.snapshot, encoder=self.element_encoder)
+
+    @property
+    def element_encoder(self) -> Any:
+        """The encoder of the element summary rerank: the base one, or with
+        ``element_space="function"`` the chunk paths' (one query encoding, not two)."""
+        return self.space.function if self.config.element_space == "function" else self.snapshot.base
 
     def warm(self) -> None:
         """Load everything a first query would (encoders, lexical, identifier, element indexes)."""
@@ -113,26 +127,44 @@ class EdaqaRetriever:
             _ = self.element_index
 
     def chunk_candidates(self, order: list[int], paths: dict[str, list[tuple[int, float]]],
-                         scores: dict[int, float], query: str, ids: list[str]) -> list[tuple[EvidenceItem, ...]]:
-        """Each ranked chunk as (whole chunk, its answering bundle when focus is on)."""
+                         scores: dict[int, float], query: str, ids: list[str]) -> list[Iterator[EvidenceItem]]:
+        """Each ranked chunk's alternatives: the whole chunk, then (when focus is on) its
+        answering bundle, cut only if packing asks for it (the whole chunk did not fit or was
+        mostly shown): most candidates never need theirs, and cutting all cost ~6 ms a query."""
         members = {n: {r for r, _ in rows} for n, rows in paths.items()}
-        out = []
-        for row in order:
+
+        def alternatives(row: int) -> Iterator[EvidenceItem]:
             path = "+".join(n for n in paths if row in members[n])
             whole = self.snapshot.chunk_item(row, scores[row], path)
+            yield whole
             cut = bundle(self.snapshot.chunk_records[row], query, ids) if self.config.focus else None
-            if cut is None or len(cut.text) >= len(whole.text):
-                out.append((whole,))
-            else:
-                out.append((whole, EvidenceItem(
-                    chunk_id="", doc=whole.doc, text=cut.text, score=whole.score, path=f"{path}:lines",
-                    start_line=cut.start_line, end_line=cut.end_line, page=whole.page)))
-        return out
+            if cut is not None and len(cut.text) < len(whole.text):
+                yield EvidenceItem(chunk_id="", doc=whole.doc, text=cut.text, score=whole.score,
+                                   path=f"{path}:lines", start_line=cut.start_line,
+                                   end_line=cut.end_line, page=whole.page)
+
+        return [alternatives(row) for row in order]
+
+    def _element_query_vector(self, query: str) -> Future[np.ndarray]:
+        """The element rerank's query vector. The summary cosine is its only use: with alpha 0
+        it is not encoded. In another space than the chunk paths' (a trained encoder), it is
+        encoded in a worker thread while the chunk paths run: ONNX Runtime releases the GIL,
+        so the two encodings share the wall time (22.4 -> see docs/results.md, "Latency")."""
+        done: Future[np.ndarray] = Future()
+        encoder = self.element_encoder
+        if not (self.config.w_elements and self.config.elements.alpha):
+            done.set_result(np.zeros(encoder.dim, dtype=np.float32))
+            return done
+        if encoder == self.space.function or (self.config.w_dense == 0 and self.config.w_units == 0):
+            done.set_result(query_vector(encoder, query))
+            return done
+        return _ENCODING_POOL.submit(query_vector, encoder, query)
 
     def retrieve(self, query: str, k: int) -> Retrieval:
         cfg = self.config
         started = time.perf_counter()
         ids = query_identifiers(query)
+        element_vector = self._element_query_vector(query)
         paths, timings = chunk_paths(self.snapshot, self.space, self.identifiers, query, ids,
                                      cfg.weights(), cfg.depth, cfg.top_units)
         scores = fuse(paths, cfg.weights(), cfg.fusion, cfg.rrf_k)
@@ -145,7 +177,9 @@ class EdaqaRetriever:
         elements: list[EvidenceItem] = []
         analysis = analyze(query, self.llm)
         if cfg.w_elements:
-            e_q = query_vector(self.snapshot.base, query)
+            # the summary rerank's cosine is the only use of the base-space query vector: with
+            # alpha 0 it is not encoded (one query encoding a question instead of two)
+            e_q = element_vector.result()
             elements = element_items(self.element_index, analysis, e_q, k, budget, cfg.elements)
         t, timings["elements"] = lap(t)
         merged = merge([chunks, [(e,) for e in elements]], [cfg.w_chunks, cfg.w_elements], cfg.rrf_k)

@@ -1,0 +1,71 @@
+"""Query encoding on ONNX Runtime (``retrieval.onnx_query``): the exported model computes what
+the PyTorch model does, is exported once per model into its cache, repairs a damaged cache
+file, and can be switched off."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from edaqa_pipeline.retrieval import onnx_query
+from edaqa_pipeline.retrieval.encoders import Encoder, _load
+
+QUERIES = ["What is the default of -sink_clustering_size?",
+           "How do I enable sink clustering in CTS?",
+           "Which command sets the global routing layers " + "and adjusts their capacity " * 30]
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(onnx_query.CACHE_ENV, str(tmp_path / "onnx"))
+    monkeypatch.delenv(onnx_query.BACKEND_ENV, raising=False)
+    return tmp_path / "onnx"
+
+
+def test_onnx_vectors_equal_the_pytorch_model_and_repeat_exactly(cache) -> None:  # type: ignore[no-untyped-def]
+    model = _load("")
+    fast = onnx_query.load(model, "base-test")
+    assert fast is not None and fast.path == cache / "base-test.onnx" and fast.path.is_file()
+    reference = model.encode(QUERIES, normalize_embeddings=True)
+    got = fast.encode(QUERIES)
+    assert got.dtype == np.float32 and got.shape == reference.shape
+    assert float(np.abs(got - reference).max()) < 1e-5  # the long one is truncated the same way
+    for query in QUERIES:  # one at a time, as queries arrive: the same bytes every time
+        assert fast.encode([query]).tobytes() == fast.encode([query]).tobytes()
+
+
+def test_the_export_is_cached_and_a_damaged_file_is_exported_again(cache) -> None:  # type: ignore[no-untyped-def]
+    model = _load("")
+    first = onnx_query.load(model, "cached")
+    assert first is not None
+    stamp = first.path.stat().st_mtime_ns
+    again = onnx_query.load(model, "cached")
+    assert again is not None and again.path.stat().st_mtime_ns == stamp  # not exported twice
+    first.path.write_bytes(b"not an onnx model")
+    repaired = onnx_query.load(model, "cached")
+    assert repaired is not None and repaired.path.stat().st_size > 1_000_000
+    assert float(np.abs(repaired.encode(QUERIES[:1]) - first.encode(QUERIES[:1])).max()) == 0.0
+
+
+def test_backend_torch_turns_it_off_and_failures_fall_back_with_a_warning(cache, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(onnx_query.BACKEND_ENV, "torch")
+    assert onnx_query.load(_load(""), "off") is None and not (cache / "off.onnx").exists()
+    monkeypatch.delenv(onnx_query.BACKEND_ENV)
+
+    class NotAModel:  # what a model that cannot be exported looks like to load()
+        tokenizer = None
+
+    with caplog.at_level(logging.WARNING, logger=onnx_query.__name__):
+        assert onnx_query.load(NotAModel(), "broken") is None
+    assert "using PyTorch" in caplog.text and "broken" in caplog.text
+
+
+def test_encoder_queries_use_onnx_and_stored_vectors_stay_on_pytorch() -> None:
+    encoder = Encoder()
+    model = _load("")
+    query = encoder.encode(QUERIES[:1])
+    assert float(np.abs(query - model.encode(QUERIES[:1], normalize_embeddings=True)).max()) < 1e-5
+    stored = encoder.encode(QUERIES[:1], fixed_shape=True)  # the PyTorch path, padded to 32
+    assert float(np.abs(stored - query).max()) < 1e-5
