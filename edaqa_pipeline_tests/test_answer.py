@@ -140,6 +140,21 @@ def test_a_how_question_frames_the_answer_without_adding_a_claim():
     assert answer.to_json()["lead"] == answer.lead
 
 
+def test_the_row_under_the_commands_heading_answers_a_default_question():
+    # the synopsis names the command and the option, the row only the option (its command is
+    # the heading above it): identifiers count once, headings lend theirs at half weight
+    item = EvidenceItem(
+        chunk_id="c9", doc="pdn.md", score=1.0, path="test", start_line=1, end_line=10,
+        text=("### define_power_grid\n\n```tcl\n"
+              "define_power_grid -name name [-starts_with POWER|GROUND]\n```\n\n#### Options\n\n"
+              "| Switch Name | Description |\n| --- | --- |\n"
+              "| `-starts_with` | Net of the first rail at the bottom of the core. Allowed values "
+              "are `POWER` and `GROUND`. Default: `GROUND`. |"))
+    answer = answer_question("What is the default of -starts_with in define_power_grid?", [item])
+    assert "Default: `GROUND`" in answer.claims[0].text, answer.text  # the row leads
+    assert [u.heading for u in units_of(item.text, "E1", 0)][-1] == "define_power_grid / Options"
+
+
 def test_offline_answer_is_deterministic_and_abstains_without_matching_evidence():
     a = answer_question(QUESTION, [CTS, GRT]).to_json()
     b = answer_question(QUESTION, [CTS, GRT]).to_json()
