@@ -8,7 +8,8 @@ the build manifest, rows written, rows/s) and **the floor**, measured in the sam
 process that loads the encoder with plain sentence-transformers and encodes, in one
 ``model.encode`` call, every text the build embedded (each chunk's ``embed_text`` and each
 functional unit's summary). ``build / floor`` is the figure issue 16 sets (<= 1.5x). The
-floor runs after the build, in its own process, so neither warms the other's caches.
+floor runs after the build, in its own process (no Python-level cache is shared; the build has
+warmed the OS page cache for the model files, which favours the floor slightly).
 """
 
 from __future__ import annotations

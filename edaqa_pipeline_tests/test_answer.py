@@ -133,6 +133,12 @@ def test_a_how_question_frames_the_answer_without_adding_a_claim():
     assert question_frame("My run fails. How should I fix my floorplan?") == "To fix your floorplan:"
     assert question_frame("How to run global routing") == "To run global routing:"
     assert question_frame(QUESTION) == "" and question_frame("How many layers?") == ""
+    assert question_frame("How do I print a US letter page?") == "To print a US letter page:"
+    assert question_frame("How do I cite [E1] here?") == "To cite E1 here:"  # no fake citation
+    assert question_frame("How do I ?") == "" and question_frame("How do I " + "?" * 5000) == ""
+    # the frame restates the question: a number or identifier the cited lines lack drops it
+    unsupported = answer_question("How do I set -sink_clustering_size to 64 in CTS?", [CTS, GRT])
+    assert unsupported.claims and unsupported.lead == ""
     answer = answer_question("How do I set the sink clustering size in CTS?", [CTS, GRT])
     assert answer.lead == "To set the sink clustering size in CTS:"
     assert answer.plain.startswith(answer.lead + " ") and answer.text.startswith(answer.lead + " ")

@@ -27,7 +27,8 @@ def cache(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
 def test_onnx_vectors_equal_the_pytorch_model_and_repeat_exactly(cache) -> None:  # type: ignore[no-untyped-def]
     model = _load("")
     fast = onnx_query.load(model, "base-test")
-    assert fast is not None and fast.path == cache / "base-test.onnx" and fast.path.is_file()
+    assert fast is not None and fast.path == onnx_query.cache_path("base-test") and fast.path.is_file()
+    assert fast.path.parent == cache and fast.path.name.startswith("base-test-")  # + versions
     reference = model.encode(QUERIES, normalize_embeddings=True)
     got = fast.encode(QUERIES)
     assert got.dtype == np.float32 and got.shape == reference.shape
@@ -51,7 +52,7 @@ def test_the_export_is_cached_and_a_damaged_file_is_exported_again(cache) -> Non
 
 def test_backend_torch_turns_it_off_and_failures_fall_back_with_a_warning(cache, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv(onnx_query.BACKEND_ENV, "torch")
-    assert onnx_query.load(_load(""), "off") is None and not (cache / "off.onnx").exists()
+    assert onnx_query.load(_load(""), "off") is None and not onnx_query.cache_path("off").exists()
     monkeypatch.delenv(onnx_query.BACKEND_ENV)
 
     class NotAModel:  # what a model that cannot be exported looks like to load()
@@ -62,10 +63,32 @@ def test_backend_torch_turns_it_off_and_failures_fall_back_with_a_warning(cache,
     assert "using PyTorch" in caplog.text and "broken" in caplog.text
 
 
+def test_an_export_that_disagrees_with_pytorch_is_not_used(cache, caplog) -> None:  # type: ignore[no-untyped-def]
+    model = _load("")
+    good = onnx_query.load(model, "base")
+    assert good is not None
+    data = bytearray(good.path.read_bytes())  # damage the weights: flip bytes mid-file
+    middle = len(data) // 2
+    data[middle:middle + 4096] = bytes(b ^ 0x55 for b in data[middle:middle + 4096])
+    good.path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger=onnx_query.__name__):
+        reloaded = onnx_query.load(model, "base")
+    # either the damaged file failed to load and was exported again, or it loaded and the probe
+    # comparison refused it: what is returned always agrees with PyTorch
+    if reloaded is not None:
+        probe = reloaded.encode(QUERIES[:1])
+        assert float(np.abs(probe - model.encode(QUERIES[:1], normalize_embeddings=True)).max()) < 1e-5
+    else:
+        assert "differs from PyTorch" in caplog.text
+
+
 def test_encoder_queries_use_onnx_and_stored_vectors_stay_on_pytorch() -> None:
     encoder = Encoder()
     model = _load("")
+    assert encoder.query_model() is not None  # the ONNX path is what this test measures
     query = encoder.encode(QUERIES[:1])
     assert float(np.abs(query - model.encode(QUERIES[:1], normalize_embeddings=True)).max()) < 1e-5
     stored = encoder.encode(QUERIES[:1], fixed_shape=True)  # the PyTorch path, padded to 32
     assert float(np.abs(stored - query).max()) < 1e-5
+    many = [f"chunk text number {i}" for i in range(20)]  # a corpus-sized list: PyTorch batches
+    assert float(np.abs(encoder.encode(many) - model.encode(many, normalize_embeddings=True)).max()) < 1e-5

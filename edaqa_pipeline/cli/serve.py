@@ -36,6 +36,7 @@ from edaqa_pipeline.cli.query import (
     build_retrievers,
     load_snapshot,
     storage_argument,
+    warm,
 )
 
 MAX_K = 50
@@ -89,7 +90,9 @@ class EdaqaService:
         with self._lock:
             if method not in self._retrievers:
                 try:
-                    self._retrievers.update(build_retrievers([method], self.snapshot, self.llm))
+                    built = build_retrievers([method], self.snapshot, self.llm)
+                    warm(self.snapshot, *built.values())
+                    self._retrievers.update(built)
                 except QueryError as exc:
                     raise RequestError(str(exc), status=409, param="model") from None
             return ask_record(question.strip(), method, self._retrievers[method], self.llm, k)

@@ -189,6 +189,16 @@ def _llm_answer(
     return not kept, kept, dropped
 
 
+def _grounded_lead(lead: str, claims: Sequence[AnswerClaim], numbered: Sequence[NumberedEvidence]) -> str:
+    """``lead`` when every number and identifier it restates from the question occurs in the
+    items the claims cite, else "": the frame never asserts what the evidence does not say."""
+    if not lead or not claims:
+        return ""
+    by_id = {n.id: n for n in numbered}
+    cited = "\n".join(by_id[i].item.text for c in claims for i in c.evidence_ids if i in by_id)
+    return "" if ungrounded_terms(lead, cited) else lead
+
+
 def answer_question(
     question: str,
     items: Sequence[EvidenceItem],
@@ -216,7 +226,7 @@ def answer_question(
         if usage.fallbacks and not offline:  # a client with an offline fallback answered
             answerer = "extractive"
             reason = "the model failed; the client answered with its offline rules"
-    lead = question_frame(question) if answerer == "extractive" and kept else ""
+    lead = _grounded_lead(question_frame(question), kept, numbered) if answerer == "extractive" and not abstain else ""
     return Answer(question, tuple(kept), answerer, tuple(numbered), abstain, tuple(dropped),
                   reason, usage, lead)
 

@@ -31,19 +31,21 @@ What it does, in order:
    position), which keeps a procedure's steps in sequence.
 5. **Frame.** ``question_frame`` turns a "how do I ..." question (its last sentence) into the
    answer's opening words, ``To enable sink clustering in CTS:``, so the quoted lines read as
-   an answer to that task. The frame is the question's own words (pronouns turned to the
-   reader's); it is not a claim, cites nothing and adds no number or identifier the evidence
-   lacks. Other question forms get no frame: "What is X?" framed as "X:" lowered the score
-   on EDA-Corpus QA (0.474 -> 0.452), the "how" frame raised ORD-MMBench's text questions
-   (0.254 -> 0.280) and left EDA-Corpus QA and dev26 within 0.003.
+   an answer to that task. The frame is the question's own words (lower-case pronouns turned
+   to the reader's, brackets dropped); it is not a claim and cites nothing, and
+   ``answer.py`` drops it when it restates a number or identifier that the cited items do
+   not contain. Other question forms get no frame: "What is X?" framed as "X:" lowered the
+   score on EDA-Corpus QA (0.476 -> 0.452); the "how" frame raised ORD-MMBench's text
+   questions (0.254 -> 0.282) and left EDA-Corpus QA and dev26 within 0.003. Part of that
+   gain is the frame's own words matching the references' restated question.
 
 No phrasing is made up and none depends on the question: the same rules run for every
 question, and every word of a claim can be found in the line it cites. The constants were
 chosen on dev data only (data/dev/openroad_dev.jsonl, EDA-Corpus QA, the text questions of
 ORD-MMBench; never ORD-QA): short answers of two or three units beat longer ones there, and
 reading the best two items rather than three raised all three sets (ROUGE-L, edaqa's evidence:
-MMBench 0.247 -> 0.254, EDA-Corpus QA 0.455 -> 0.474, dev26 0.314 -> 0.322, with
-``TARGET_WORDS`` 70 -> 40; ``/tmp/work``-free commands in docs/results.md, "Answers").
+MMBench 0.247 -> 0.254, EDA-Corpus QA 0.455 -> 0.473, dev26 0.314 -> 0.322, with
+``TARGET_WORDS`` 70 -> 40; the table and commands are in docs/results.md, "Answers").
 """
 
 from __future__ import annotations
@@ -77,9 +79,11 @@ _HTML = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _LAST_SENTENCE = re.compile(r"(?<=[.?!])\s+")
 _HOW = re.compile(r"^how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|one|users?)\s+|to\s+)"
-                  r"(?P<task>.+?)[?.!\s]*$", re.IGNORECASE)
-_READER = {"i": "you", "me": "you", "my": "your", "mine": "yours", "we": "you", "our": "your",
-           "us": "you"}
+                  r"(?P<task>.+)$", re.IGNORECASE)
+# lower-case pronouns only: "US letter" and "Type I" keep their words
+_READER = {"me": "you", "my": "your", "mine": "yours", "we": "you", "our": "your", "us": "you"}
+MAX_FRAME_CHARS = 200  # a longer "how" sentence is not restated
+_HEADING = re.compile(r"^#{1,6}\s")
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ def units_of(text: str, evidence_id: str, rank: int) -> list[Unit]:
             continue
         if not stripped or stripped.startswith("#"):
             flush()
-            if stripped.startswith("#"):
+            if _HEADING.match(stripped):  # "#include" or a Tcl comment is not a heading
                 level = len(stripped) - len(stripped.lstrip("#"))
                 headings = {lv: t for lv, t in headings.items() if lv < level}
                 headings[level] = _clean(stripped.lstrip("#"))
@@ -157,18 +161,25 @@ def units_of(text: str, evidence_id: str, rank: int) -> list[Unit]:
 
 
 def question_frame(question: str) -> str:
-    """The answer's opening words for a "how do I <task>?" question ("To <task>:"), else ""."""
+    """The answer's opening words for a "how do I <task>?" question ("To <task>:"), else "".
+    Brackets are dropped (a question's ``[E1]`` must not read as a citation)."""
     last = _LAST_SENTENCE.split(" ".join(question.split()))[-1] if question.strip() else ""
-    match = _HOW.match(last)
-    if not match:
+    last = last.replace("[", "").replace("]", "").rstrip("?.! ")
+    match = _HOW.match(last) if len(last) <= MAX_FRAME_CHARS else None
+    if not match or not re.search(r"[A-Za-z]", match.group("task")):
         return ""
-    task = " ".join(_READER.get(w.lower(), w) for w in match.group("task").split())
+    task = " ".join(_READER.get(w, w) for w in match.group("task").split())
     return f"To {task}:"
+
+
+def _occurs(ident: str) -> re.Pattern[str]:
+    """``ident`` as a whole token: ``-r`` is not inside "non-routable"."""
+    return re.compile(rf"(?<![\w-]){re.escape(ident)}(?![\w-])", re.IGNORECASE)
 
 
 def _without(text: str, identifiers: list[str]) -> str:
     for ident in sorted(identifiers, key=len, reverse=True):
-        text = re.sub(re.escape(ident), " ", text, flags=re.IGNORECASE)
+        text = _occurs(ident).sub(" ", text)
     return text
 
 
@@ -180,6 +191,7 @@ class _Scorer:
         # repeats the names outrank the table row holding the asked default
         self.terms = set(content_terms(_without(question, found)))
         self.identifiers = {i.lower() for i in found}
+        self.patterns = {i: _occurs(i) for i in self.identifiers}
 
     def matched(self, unit: Unit) -> tuple[set[str], set[str]]:
         low = unit.text.lower()
@@ -190,7 +202,7 @@ class _Scorer:
     def score(self, unit: Unit) -> float:
         terms, idents = self.matched(unit)
         heading = unit.heading.lower()
-        context = {i for i in self.identifiers - idents if heading and i in heading}
+        context = {i for i in self.identifiers - idents if heading and self.patterns[i].search(heading)}
         raw = len(terms) + IDENTIFIER_WEIGHT * (len(idents) + HEADING_FACTOR * len(context))
         if not raw:
             return 0.0

@@ -42,6 +42,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 _LOCK = threading.Lock()
+_ONNX_LOCK = threading.Lock()
+_ONNX_MAX_TEXTS = 8  # onnx_query.MAX_TEXTS (not imported here: onnx_query loads lazily)
 
 
 def quiet_model_loading() -> None:
@@ -93,11 +95,16 @@ class Encoder:
             return load_with_adapter(self.path, self.adapter)
         return _load(self.path)
 
+    def query_model(self):  # type: ignore[no-untyped-def]
+        """The ONNX Runtime twin used for short unpadded lists (queries), or None."""
+        with _ONNX_LOCK:  # one export per model, not one per thread asking at once
+            return _onnx(self.path, self.adapter)
+
     def encode(self, texts: list[str], *, fixed_shape: bool = False, batch_size: int = 32) -> np.ndarray:
         """L2-normalised float32 vectors, shape (len(texts), dim)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if not fixed_shape and (fast := _onnx(self.path, self.adapter)) is not None:
+        if not fixed_shape and len(texts) <= _ONNX_MAX_TEXTS and (fast := self.query_model()) is not None:
             return fast.encode(texts)  # queries: ONNX Runtime (onnx_query's docstring)
         model = self.model()
         with _LOCK:

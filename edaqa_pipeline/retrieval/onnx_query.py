@@ -17,18 +17,25 @@ exactly what ``SentenceTransformer.forward`` does; it needs the ``onnx`` package
 
 Each model is exported once per machine into ``EDAQA_ONNX_CACHE`` (default
 ``~/.cache/edaqa/onnx``), named by its content-derived ``encoder_id`` (a trained adapter has
-its own), written to a temporary file and renamed, so concurrent processes never read half a
-file. ``EDAQA_QUERY_BACKEND=torch`` turns it off; an export or load failure falls back to
-PyTorch with one warning, never an error.
+its own, about 90 MB each) and a digest of the library versions and this exporter's version,
+written to a temporary file and renamed, so concurrent processes never read half a file. At
+load the session encodes two probe texts and is used only if it agrees with PyTorch to
+``MAX_DIFF``; a damaged file is exported again once. ``EDAQA_QUERY_BACKEND=torch`` turns it
+off; any failure falls back to PyTorch with one warning, never an error. Only short lists
+(``MAX_TEXTS``, a question and its sub-queries) take this path: the session pads a call to
+its longest text, which suits a query, not a corpus.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
 import os
 import tempfile
+import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +46,12 @@ BACKEND_ENV = "EDAQA_QUERY_BACKEND"
 CACHE_ENV = "EDAQA_ONNX_CACHE"
 THREADS_ENV = "EDAQA_ONNX_THREADS"
 OPSET = 17
+EXPORTER_VERSION = "1"  # bump when _export changes what it writes
+MAX_TEXTS = 8  # longer lists are encoded by PyTorch in padded batches
+MAX_DIFF = 1e-5  # largest difference to PyTorch at load for the session to be used
+PROBES = ("What is the default of -sink_clustering_size?",
+          "How do I enable sink clustering in CTS before global routing and detailed routing?")
+_EXPORT_LOCK = threading.Lock()  # torch.onnx.export is not thread-safe
 
 
 def enabled() -> bool:
@@ -55,14 +68,16 @@ class OnnxQueryModel:
     """A session over one exported model; ``encode`` returns L2-normalised float32 rows."""
 
     session: Any
-    tokenizer: Any
+    tokenizer: Any  # a copy of the model's: fast tokenizers keep padding state per call
     input_names: tuple[str, ...]
     max_length: int
     path: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        features = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
-                                  return_tensors="np")
+        with self.lock:
+            features = self.tokenizer(texts, padding=True, truncation=True,
+                                      max_length=self.max_length, return_tensors="np")
         feeds = {name: np.asarray(features[name], dtype=np.int64) for name in self.input_names}
         vectors = np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -100,17 +115,49 @@ def _export(model: Any, names: tuple[str, ...], target: Path) -> None:
             os.unlink(tmp)
 
 
+def _versions_digest() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = [EXPORTER_VERSION, str(OPSET)]
+    for name in ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime"):
+        try:
+            parts.append(f"{name}={version(name)}")
+        except PackageNotFoundError:
+            parts.append(f"{name}=-")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:8]
+
+
+def cache_path(model_key: str) -> Path:
+    """Where the export of ``model_key`` lives (the library versions are in the name)."""
+    return cache_dir() / f"{model_key}-{_versions_digest()}.onnx"
+
+
+def _agrees(fast: OnnxQueryModel, model: Any) -> float:
+    """The largest difference to PyTorch over the probe texts (one at a time and together)."""
+    reference = np.asarray(model.encode(list(PROBES), normalize_embeddings=True,
+                                        show_progress_bar=False), dtype=np.float32)
+    together = fast.encode(list(PROBES))
+    alone = np.concatenate([fast.encode([p]) for p in PROBES])
+    return float(max(np.abs(together - reference).max(), np.abs(alone - reference).max()))
+
+
 def load(model: Any, model_key: str) -> OnnxQueryModel | None:
     """The ONNX twin of a loaded SentenceTransformer (exported on first use), or None when
-    ONNX query encoding is off or the model cannot be exported (the caller uses PyTorch)."""
+    ONNX query encoding is off, the model cannot be exported, or the export disagrees with
+    PyTorch (the caller uses PyTorch)."""
     if not enabled():
         return None
+    with _EXPORT_LOCK:
+        return _load(model, model_key)
+
+
+def _load(model: Any, model_key: str) -> OnnxQueryModel | None:
     try:
         import onnxruntime as ort
 
         names = tuple(n for n in ("input_ids", "attention_mask", "token_type_ids")
                       if n in model.tokenizer(["x"]))
-        target = cache_dir() / f"{model_key}.onnx"
+        target = cache_path(model_key)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
@@ -128,7 +175,13 @@ def load(model: Any, model_key: str) -> OnnxQueryModel | None:
         except Exception:  # a damaged cached file: export it again, once
             _export(model, names, target)
             session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
-        return OnnxQueryModel(session, model.tokenizer, names, int(model.max_seq_length), target)
+        inputs = tuple(i.name for i in session.get_inputs())  # what the graph kept
+        fast = OnnxQueryModel(session, copy.deepcopy(model.tokenizer), inputs,
+                              int(model.max_seq_length), target)
+        diff = _agrees(fast, model)
+        if not diff <= MAX_DIFF:
+            raise ValueError(f"the export differs from PyTorch by {diff:.2e} (> {MAX_DIFF:.0e})")
+        return fast
     except Exception as exc:  # any failure: PyTorch answers instead
         LOG.warning("ONNX query encoding unavailable for %s (%s: %s); using PyTorch",
                     model_key, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")

@@ -27,6 +27,7 @@ sweeps); each part can be switched off, and the registry lists those ablations a
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,8 +50,16 @@ from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderErr
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
 from edaqa_pipeline.text.identifiers import query_identifiers
 
-# one worker: the second query encoding of a question (its element-space vector)
-_ENCODING_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edaqa-encode")
+# one worker per process: the second query encoding of a question (its element-space vector);
+# made again in a forked child, whose copy of the parent's pool has no thread behind it
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _encoding_pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="edaqa-encode"))
+    return _POOL[1]
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,7 @@ class EdaqaRetriever:
         if encoder == self.space.function or (self.config.w_dense == 0 and self.config.w_units == 0):
             done.set_result(query_vector(encoder, query))
             return done
-        return _ENCODING_POOL.submit(query_vector, encoder, query)
+        return _encoding_pool().submit(query_vector, encoder, query)
 
     def retrieve(self, query: str, k: int) -> Retrieval:
         cfg = self.config
