@@ -38,12 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
+from edaqa_pipeline.retrieval import onnx_query
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 _LOCK = threading.Lock()
 _ONNX_LOCK = threading.Lock()
-_ONNX_MAX_TEXTS = 8  # onnx_query.MAX_TEXTS (not imported here: onnx_query loads lazily)
 
 
 def quiet_model_loading() -> None:
@@ -104,7 +105,7 @@ class Encoder:
         """L2-normalised float32 vectors, shape (len(texts), dim)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if not fixed_shape and len(texts) <= _ONNX_MAX_TEXTS and (fast := self.query_model()) is not None:
+        if not fixed_shape and len(texts) <= onnx_query.MAX_TEXTS and (fast := self.query_model()) is not None:
             return fast.encode(texts)  # queries: ONNX Runtime (onnx_query's docstring)
         model = self.model()
         with _LOCK:
@@ -145,8 +146,6 @@ def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:
 @lru_cache(maxsize=8)
 def _onnx(path: str, adapter: str):  # type: ignore[no-untyped-def]
     """The model's ONNX Runtime twin for unpadded (query) encoding, or None (PyTorch)."""
-    from edaqa_pipeline.retrieval import onnx_query
-
     if not onnx_query.enabled():
         return None
     encoder = Encoder(path=path, adapter=adapter)
