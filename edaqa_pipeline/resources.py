@@ -156,6 +156,7 @@ class CorpusParquetIOManager(PolarsParquetIOManager):
     * an unpartitioned asset reading a per-document asset always gets
       ``dict[document key, DataFrame]`` (the UPath manager returns a bare frame for exactly
       one partition and ``None`` for none, which fails the cross-document assets' type check);
+    * many partitions are read in one pass with one log line (``load_partitions``);
     * ``previous_output``, ``stored_keys``, ``read_partition``, ``remove_partitions``: how
       assets and the ``edaqa index`` driver read and prune what this manager wrote, rather
       than building paths by hand.
@@ -258,6 +259,34 @@ class CorpusParquetIOManager(PolarsParquetIOManager):
                 written += 1
         context.add_output_metadata({"tables_written": written, "tables_kept": kept,
                                      "tables_removed": removed})
+
+    def load_partitions(self, context: InputContext) -> Any:
+        """Every requested partition, with one debug line rather than one per partition.
+
+        The UPath manager logs each partition it loads, and each log line is an event written
+        to the run's event log (SQLite: 10-15 ms each on the project machine): the corpus
+        assets read every document's tables, so a one-document re-index of openroad-2024
+        stored about 320 such lines. Missing partitions follow the UPath manager's rule
+        (``allow_missing_partitions`` metadata, else the file's error)."""
+        keys = context.asset_partition_keys
+        if len(keys) <= 1:
+            return super().load_partitions(context)
+        allow_missing = bool((context.definition_metadata or {}).get("allow_missing_partitions", False))
+        paths = self._get_paths_for_partitions(context)
+        loaded: dict[str, Any] = {}
+        missing: list[str] = []
+        for key in keys:
+            try:
+                loaded[key] = self.load_from_path(context=context, path=paths[key])
+            except FileNotFoundError:
+                if not allow_missing:
+                    raise
+                missing.append(key)
+        asset = context.asset_key.to_user_string()
+        context.log.debug(f"Loaded {len(loaded)} partitions of {asset} from {self._root / asset}")
+        if missing:
+            context.log.warning(f"{len(missing)} partitions of {asset} not found: {', '.join(missing[:10])}")
+        return loaded
 
     def load_input(self, context: InputContext) -> Any:
         metadata = context.definition_metadata or {}

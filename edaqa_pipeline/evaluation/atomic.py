@@ -175,10 +175,44 @@ class AtomicScore:
     n_reference: int
 
 
+class MemoEmbed:
+    """An ``Embed`` that encodes each distinct text once per evaluation.
+
+    Every method is scored against the same reference facts, and most methods' answers share
+    sentences, so one evaluation asks for the same texts many times over (the sample report:
+    20 methods x 14 questions). Unseen texts of a call are encoded together, in the order they
+    first appear, so the same run gives the same vectors."""
+
+    def __init__(self, embed: Embed) -> None:
+        self._embed = embed
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            for text, vector in zip(missing, np.asarray(self._embed(missing), dtype=float), strict=True):
+                self._vectors[text] = vector
+        return np.stack([self._vectors[t] for t in texts])
+
+
 def _cosines(embed: Embed, gen: list[str], ref: list[str]) -> np.ndarray:
     vecs = np.asarray(embed(gen + ref), dtype=float)
     vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
     return vecs[: len(gen)] @ vecs[len(gen) :].T
+
+
+def _offline_matches(gen: list[str], ref: list[str], embed: Embed | None) -> list[list[bool]]:
+    """:func:`facts_match` for every (generated, reference) pair, embedding only when a pair
+    passes the key-term gate and fails the lexical test (the only case the cosine decides)."""
+    gated = [[all(term_occurs(t, g) for t in key_terms(r)) for r in ref] for g in gen]
+    lexical = [[gated[i][j] and token_f1(g, r) >= LEXICAL_F1_THRESHOLD for j, r in enumerate(ref)]
+               for i, g in enumerate(gen)]
+    undecided = any(gated[i][j] and not lexical[i][j] for i in range(len(gen)) for j in range(len(ref)))
+    if embed is None or not undecided:
+        return lexical
+    cos = _cosines(embed, gen, ref)
+    return [[lexical[i][j] or (gated[i][j] and float(cos[i, j]) >= EMBED_COSINE_THRESHOLD)
+             for j in range(len(ref))] for i in range(len(gen))]
 
 
 def atomic_rouge(
@@ -203,14 +237,7 @@ def atomic_rouge(
     if judge is not None:
         match = judge.match(question, gen, ref)
     else:
-        cos = _cosines(embed, gen, ref) if embed is not None else None
-        match = [
-            [
-                facts_match(g, r, cosine=None if cos is None else float(cos[i, j]))
-                for j, r in enumerate(ref)
-            ]
-            for i, g in enumerate(gen)
-        ]
+        match = _offline_matches(gen, ref, embed)
     precision = sum(any(row) for row in match) / len(gen)
     recall = sum(any(match[i][j] for i in range(len(gen))) for j in range(len(ref))) / len(ref)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0

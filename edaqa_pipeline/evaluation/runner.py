@@ -32,7 +32,7 @@ from typing import Any
 from tqdm import tqdm
 
 from edaqa_pipeline.evaluation import metrics as m
-from edaqa_pipeline.evaluation.atomic import Embed, atomic_rouge
+from edaqa_pipeline.evaluation.atomic import Embed, MemoEmbed, atomic_rouge
 from edaqa_pipeline.evaluation.citations import (
     abstention_scores,
     citation_scores,
@@ -171,6 +171,7 @@ def run_evaluation(
     ``status(done, total)`` adds a line to the progress bar (the answering model's measured
     tokens/s and the time left at that rate)."""
     rows: list[dict[str, Any]] = []
+    embed = MemoEmbed(embed) if embed is not None else None
     with tqdm(
         total=len(items) * len(retrievers), disable=not progress, desc="eval", unit="q"
     ) as bar:

@@ -96,6 +96,11 @@ class Encoder:
             return load_with_adapter(self.path, self.adapter)
         return _load(self.path)
 
+    def warm(self) -> None:
+        """Load what the next query encoding needs: the ONNX twin, else the PyTorch model."""
+        if self.query_model() is None:
+            self.model()
+
     def query_model(self):  # type: ignore[no-untyped-def]
         """The ONNX Runtime twin used for short unpadded lists (queries), or None."""
         with _ONNX_LOCK:  # one export per model, not one per thread asking at once
@@ -149,11 +154,15 @@ def _onnx(path: str, adapter: str):  # type: ignore[no-untyped-def]
     if not onnx_query.enabled():
         return None
     encoder = Encoder(path=path, adapter=adapter)
-    return onnx_query.load(encoder.model(), encoder.encoder_id)
+    cached = onnx_query.load_cached(encoder.encoder_id)  # no PyTorch model needed
+    return cached if cached is not None else onnx_query.load(encoder.model(), encoder.encoder_id)
 
 
 @lru_cache(maxsize=8)
 def _dimension(path: str, adapter: str) -> int:
+    known = onnx_query.cached_dim(model_id(path, adapter))  # recorded when the export was validated
+    if known is not None:
+        return known
     model = Encoder(path=path, adapter=adapter).model()
     return int(model.get_embedding_dimension())
 

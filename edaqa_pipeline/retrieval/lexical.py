@@ -16,6 +16,7 @@ vector store.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -41,6 +42,9 @@ class LexicalIndex:
     ) -> None:
         import bm25s
 
+        # bm25s sets its own logger to DEBUG at import; once anything configures the root
+        # handler (Dagster does), every index build printed "Building index from tokens".
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         if token_lists is None:
             token_lists = [tokenizer(t) for t in (texts or [])]
         self.tokenizer = tokenizer

@@ -24,12 +24,18 @@ load the session encodes two probe texts and is used only if it agrees with PyTo
 off; any failure falls back to PyTorch with one warning, never an error. Only short lists
 (``MAX_TEXTS``, a question and its sub-queries) take this path: the session pads a call to
 its longest text, which suits a query, not a corpus.
+
+Beside each export lies ``<name>.json``: the vector width, the graph's inputs, the model's
+tokenizer (the ``tokenizers`` definition the export was validated with) and PyTorch's vectors
+of the probe texts. A later process loads the session from these alone (:func:`load_cached`)
+and validates it against the stored vectors, so answering a question never imports torch,
+transformers or sentence-transformers (``edaqa ask``: about 5 s of its start-up).
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -68,20 +74,39 @@ class OnnxQueryModel:
     """A session over one exported model; ``encode`` returns L2-normalised float32 rows."""
 
     session: Any
-    tokenizer: Any  # a copy of the model's: fast tokenizers keep padding state per call
+    tokenizer: Any  # a tokenizers.Tokenizer with the model's truncation and padding
     input_names: tuple[str, ...]
-    max_length: int
+    dim: int
     path: Path
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         with self.lock:
-            features = self.tokenizer(texts, padding=True, truncation=True,
-                                      max_length=self.max_length, return_tensors="np")
-        feeds = {name: np.asarray(features[name], dtype=np.int64) for name in self.input_names}
+            encodings = self.tokenizer.encode_batch(list(texts))
+        columns = {"input_ids": [e.ids for e in encodings],
+                   "attention_mask": [e.attention_mask for e in encodings],
+                   "token_type_ids": [e.type_ids for e in encodings]}
+        feeds = {name: np.asarray(columns[name], dtype=np.int64) for name in self.input_names}
         vectors = np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
+
+
+def _tokenizer(definition: str, max_length: int, pad_id: int, pad_token: str) -> Any:
+    """What the model's tokenizer does when sentence-transformers calls it (truncation at the
+    model's maximum length, padding to the longest text), as a plain ``tokenizers`` object."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(definition)
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+    return tokenizer
+
+
+def _tokenizer_spec(model: Any) -> dict[str, Any]:
+    hf = model.tokenizer
+    return {"definition": hf.backend_tokenizer.to_str(), "max_length": int(model.max_seq_length),
+            "pad_id": int(hf.pad_token_id or 0), "pad_token": str(hf.pad_token or "[PAD]")}
 
 
 def _export(model: Any, names: tuple[str, ...], target: Path) -> None:
@@ -132,13 +157,41 @@ def cache_path(model_key: str) -> Path:
     return cache_dir() / f"{model_key}-{_versions_digest()}.onnx"
 
 
-def _agrees(fast: OnnxQueryModel, model: Any) -> float:
-    """The largest difference to PyTorch over the probe texts (one at a time and together)."""
-    reference = np.asarray(model.encode(list(PROBES), normalize_embeddings=True,
-                                        show_progress_bar=False), dtype=np.float32)
+def sidecar_path(model_key: str) -> Path:
+    return cache_path(model_key).with_suffix(".json")
+
+
+def _session(target: Path) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    # One thread, no busy-waiting: several sessions (base and trained encoder) live in one
+    # process beside PyTorch, and ORT's default spinning pools took the cores from each
+    # other (two 4 ms encodings read 15 ms each). With one thread each, EDAQA's two
+    # encodings of a question run side by side (its p50 22 -> 16-20 ms; a single encoding
+    # pays 1-3 ms for it). EDAQA_ONNX_THREADS=0 gives ORT's default thread count.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.intra_op_num_threads = int(os.environ.get(THREADS_ENV, "1"))
+    return ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+
+
+def _difference(fast: OnnxQueryModel, reference: np.ndarray) -> float:
+    """The largest difference to ``reference`` (PyTorch's probe vectors), probes one at a time
+    and together."""
     together = fast.encode(list(PROBES))
     alone = np.concatenate([fast.encode([p]) for p in PROBES])
     return float(max(np.abs(together - reference).max(), np.abs(alone - reference).max()))
+
+
+def _write_sidecar(target: Path, fast: OnnxQueryModel, spec: dict[str, Any], reference: np.ndarray) -> None:
+    record = {"dim": fast.dim, "input_names": list(fast.input_names), "tokenizer": spec,
+              "probes": list(PROBES), "reference": reference.astype(float).tolist()}
+    fd, tmp = tempfile.mkstemp(prefix=target.stem, suffix=".json.tmp", dir=target.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(record, fh)
+    os.replace(tmp, target.with_suffix(".json"))
 
 
 def load(model: Any, model_key: str) -> OnnxQueryModel | None:
@@ -153,36 +206,61 @@ def load(model: Any, model_key: str) -> OnnxQueryModel | None:
 
 def _load(model: Any, model_key: str) -> OnnxQueryModel | None:
     try:
-        import onnxruntime as ort
-
         names = tuple(n for n in ("input_ids", "attention_mask", "token_type_ids")
                       if n in model.tokenizer(["x"]))
         target = cache_path(model_key)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # One thread, no busy-waiting: several sessions (base and trained encoder) live in one
-        # process beside PyTorch, and ORT's default spinning pools took the cores from each
-        # other (two 4 ms encodings read 15 ms each). With one thread each, EDAQA's two
-        # encodings of a question run side by side (its p50 22 -> 16-20 ms; a single encoding
-        # pays 1-3 ms for it). EDAQA_ONNX_THREADS=0 gives ORT's default thread count.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.intra_op_num_threads = int(os.environ.get(THREADS_ENV, "1"))
         if not target.is_file():
             _export(model, names, target)
         try:
-            session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+            session = _session(target)
         except Exception:  # a damaged cached file: export it again, once
             _export(model, names, target)
-            session = ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+            session = _session(target)
         inputs = tuple(i.name for i in session.get_inputs())  # what the graph kept
-        fast = OnnxQueryModel(session, copy.deepcopy(model.tokenizer), inputs,
-                              int(model.max_seq_length), target)
-        diff = _agrees(fast, model)
+        spec = _tokenizer_spec(model)
+        fast = OnnxQueryModel(session, _tokenizer(**spec), inputs, int(model.get_embedding_dimension()), target)
+        reference = np.asarray(model.encode(list(PROBES), normalize_embeddings=True,
+                                            show_progress_bar=False), dtype=np.float32)
+        diff = _difference(fast, reference)
         if not diff <= MAX_DIFF:
             raise ValueError(f"the export differs from PyTorch by {diff:.2e} (> {MAX_DIFF:.0e})")
+        _write_sidecar(target, fast, spec, reference)
         return fast
     except Exception as exc:  # any failure: PyTorch answers instead
         LOG.warning("ONNX query encoding unavailable for %s (%s: %s); using PyTorch",
                     model_key, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
         return None
+
+
+def _sidecar(model_key: str) -> dict[str, Any] | None:
+    path = sidecar_path(model_key)
+    if not enabled() or not path.is_file() or not cache_path(model_key).is_file():
+        return None
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def cached_dim(model_key: str) -> int | None:
+    """The vector width recorded with a validated export, or None (load the model instead)."""
+    record = _sidecar(model_key)
+    return int(record["dim"]) if record and "dim" in record else None
+
+
+def load_cached(model_key: str) -> OnnxQueryModel | None:
+    """The session of a validated export, without loading the PyTorch model, or None (no export
+    yet, a damaged or stale one, or a session that no longer reproduces the stored vectors:
+    :func:`load` then exports and validates again)."""
+    record = _sidecar(model_key)
+    if record is None or record.get("probes") != list(PROBES):
+        return None
+    try:
+        target = cache_path(model_key)
+        fast = OnnxQueryModel(_session(target), _tokenizer(**record["tokenizer"]),
+                              tuple(record["input_names"]), int(record["dim"]), target)
+        if _difference(fast, np.asarray(record["reference"], dtype=np.float32)) <= MAX_DIFF:
+            return fast
+    except Exception as exc:  # any problem: the export path decides
+        LOG.info("cached ONNX export of %s not usable (%s); re-validating", model_key, exc)
+    return None

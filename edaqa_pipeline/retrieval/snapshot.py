@@ -70,7 +70,7 @@ def load_tuned_space(snapshot: IndexSnapshot) -> TunedSpace:
         raise NoTrainedEncoderError(f"adapter folder {adapter_dir} is missing; " + hint)
     version = row["version"]
     encoder = function_encoder(snapshot.base.path, adapter=str(adapter_dir))
-    encoder.model()  # load the adapter now: the first query should not pay for it
+    encoder.warm()  # load it now (its ONNX twin when exported): the first query should not pay
     tuned = read_table(tables, TUNED_EMBEDDINGS_TABLE)
     known: dict[tuple[str, str], Any] = {}
     if tuned is not None:

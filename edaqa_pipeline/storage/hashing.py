@@ -47,6 +47,8 @@ def _canonical(value: Any, semantic: bool) -> Any:
             return "NaN"
         return repr(value)
     if isinstance(value, list | tuple):
+        if value and all(type(v) is float for v in value):  # a vector: one pass, same output
+            return ["NaN" if v != v else repr(v) for v in value]
         return [_canonical(v, semantic) for v in value]
     if isinstance(value, dict):
         return {k: _canonical(v, semantic) for k, v in sorted(value.items())}
