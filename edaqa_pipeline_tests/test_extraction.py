@@ -656,6 +656,26 @@ def test_content_hash_sees_every_value() -> None:
     assert content_hash(df) != content_hash(df.head(df.height - 1))
 
 
+def test_content_hash_sees_every_vector_component() -> None:
+    """Vector columns are hashed from their arrays: one component moved by one float32 step
+    changes the hash, row order does not, and NaN or missing vectors still hash."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(5, 384)).astype(np.float32)
+    df = pl.DataFrame({"item_id": list("abcde"), "vector": vectors.tolist()},
+                      schema={"item_id": pl.String(), "vector": pl.List(pl.Float32())})
+    nudged = vectors.copy()
+    nudged[3, 200] = np.nextafter(nudged[3, 200], np.float32(10))
+    other = df.with_columns(pl.Series("vector", nudged.tolist(), dtype=pl.List(pl.Float32())))
+    assert content_hash(df) == content_hash(df.reverse())
+    assert content_hash(df) != content_hash(other) and semantic_hash(df) != semantic_hash(other)
+    gaps = pl.DataFrame({"item_id": ["a", "b", "c"], "vector": [[0.5, float("nan")], None, []]},
+                        schema={"item_id": pl.String(), "vector": pl.List(pl.Float32())})
+    assert content_hash(gaps) == content_hash(gaps.reverse())
+    assert content_hash(gaps) != content_hash(gaps.head(2))
+
+
 def test_semantic_hash_ignores_line_numbers_and_whitespace() -> None:
     df = frame(extract_artifacts(blocks_of(GRID)), ARTIFACTS_SCHEMA)
     moved = df.with_columns(pl.col("start_line") + 10, pl.col("end_line") + 10)

@@ -18,9 +18,10 @@ per-query losses are returned as ``(B,)`` tensors and :func:`contrastive_loss` a
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import torch
-import torch.nn.functional as F
+if TYPE_CHECKING:  # torch is imported where a loss is computed: importing the constants and
+    import torch  # coverage() (the definitions, `edaqa index` with nothing to train) stays light
 
 TAU = 0.07
 LAMBDA = 0.3
@@ -38,6 +39,9 @@ def coverage(required: Iterable[str], present: Iterable[str]) -> float:
 
 def info_nce(sims: torch.Tensor, tau: float = TAU) -> torch.Tensor:
     """Eq. (3) per query: cross-entropy of ``sims / tau`` against index 0 (the positive)."""
+    import torch
+    import torch.nn.functional as F
+
     logits = sims / tau
     target = torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
     return F.cross_entropy(logits, target, reduction="none")
@@ -56,6 +60,8 @@ def type_margin(
     ``max(0, margin - sign(kappa_i - kappa_j) * (s_i - s_j))``; a query with no such pair
     contributes 0.
     """
+    import torch
+
     s = sims / tau
     ds = s.unsqueeze(2) - s.unsqueeze(1)  # (B, C, C): s_i - s_j
     dk = kappa.unsqueeze(2) - kappa.unsqueeze(1)  # kappa_i - kappa_j
