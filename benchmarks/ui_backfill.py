@@ -131,7 +131,8 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: 
     raise RuntimeError(f"dagster dev not ready after {timeout_s:.0f} s:\n{log.read_text()[-3000:]}")
 
 
-def backfill_with_ui(corpus: Path, storage: Path, documents: list[str], executor: str) -> dict[str, Any]:
+def backfill_with_ui(corpus: Path, storage: Path, documents: list[str], executor: str,
+                     timeout_s: float = 3600.0) -> dict[str, Any]:
     from dagster import DagsterInstance, RunsFilter
 
     from edaqa_pipeline.cli.index import dagster_home
@@ -161,11 +162,16 @@ def backfill_with_ui(corpus: Path, storage: Path, documents: list[str], executor
         if launched["__typename"] != "LaunchBackfillSuccess":
             raise RuntimeError(f"backfill not launched: {launched}")
         backfill_id = launched["backfillId"]
-        status = "REQUESTED"
+        status, deadline = "REQUESTED", time.monotonic() + timeout_s
         while status not in TERMINAL:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"backfill {backfill_id} still {status} (server exited or "
+                                   f"{timeout_s:.0f} s passed):\n{log.read_text()[-3000:]}")
             time.sleep(2.0)
             state = _graphql(base, STATUS, {"id": backfill_id})["partitionBackfillOrError"]
-            status = state.get("status", state["__typename"])
+            if state["__typename"] != "PartitionBackfill":
+                raise RuntimeError(f"backfill {backfill_id}: {state}")
+            status = state["status"]
         wall = time.perf_counter() - started
     finally:
         _stop(proc)
@@ -191,7 +197,8 @@ def main() -> None:
     load = os.getloadavg()[0]
     cli = index_with_cli(corpus, workdir / "cli")
     ui = backfill_with_ui(corpus, workdir / "ui", sorted(cli["documents"] + cli["failed"]), args.executor)
-    same = {k: ui["tables"].get(k) == v for k, v in cli["tables"].items() if k in ui["tables"]}
+    # every table of the UI build against the CLI's (a table only one side has differs)
+    same = {k: ui["tables"][k] == cli["tables"].get(k) for k in ui["tables"]}
     print(f"corpus               {corpus} ({len(cli['documents'])} documents, {len(cli['failed'])} failed)")
     print(f"load (1 min)         {load:.2f} before, {os.getloadavg()[0]:.2f} after")
     print(f"edaqa index          {cli['wall_s']:.1f} s wall, {cli['cpu_s']:.1f} CPU-s")

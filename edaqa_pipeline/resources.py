@@ -277,11 +277,14 @@ class CorpusParquetIOManager(PolarsParquetIOManager):
         missing: list[str] = []
         for key in keys:
             try:
-                loaded[key] = self.load_from_path(context=context, path=paths[key])
+                value = self.load_from_path(context=context, path=paths[key])
             except FileNotFoundError:
                 if not allow_missing:
                     raise
                 missing.append(key)
+                continue
+            if value is not None:  # an Optional input's absent partition, as upstream skips it
+                loaded[key] = value
         asset = context.asset_key.to_user_string()
         context.log.debug(f"Loaded {len(loaded)} partitions of {asset} from {self._root / asset}")
         if missing:

@@ -657,21 +657,24 @@ def test_content_hash_sees_every_value() -> None:
 
 
 def test_content_hash_sees_every_vector_component() -> None:
-    """Vector columns are hashed from their arrays: one component moved by one float32 step
-    changes the hash, row order does not, and NaN or missing vectors still hash."""
+    """Embedding columns (fixed-width arrays) are hashed from their matrix: one component
+    moved by one float32 step changes the hash, row order does not, a table of vectors alone
+    still hashes its rows, and NaN or missing vectors hash."""
     import numpy as np
 
-    rng = np.random.default_rng(0)
-    vectors = rng.normal(size=(5, 384)).astype(np.float32)
-    df = pl.DataFrame({"item_id": list("abcde"), "vector": vectors.tolist()},
-                      schema={"item_id": pl.String(), "vector": pl.List(pl.Float32())})
+    from edaqa_pipeline.retrieval.embedder import vector_series
+
+    vectors = np.random.default_rng(0).normal(size=(5, 384)).astype(np.float32)
+    df = pl.DataFrame({"item_id": list("abcde")}).with_columns(vector_series("vector", vectors, 384))
     nudged = vectors.copy()
     nudged[3, 200] = np.nextafter(nudged[3, 200], np.float32(10))
-    other = df.with_columns(pl.Series("vector", nudged.tolist(), dtype=pl.List(pl.Float32())))
+    other = df.with_columns(vector_series("vector", nudged, 384))
     assert content_hash(df) == content_hash(df.reverse())
     assert content_hash(df) != content_hash(other) and semantic_hash(df) != semantic_hash(other)
-    gaps = pl.DataFrame({"item_id": ["a", "b", "c"], "vector": [[0.5, float("nan")], None, []]},
-                        schema={"item_id": pl.String(), "vector": pl.List(pl.Float32())})
+    alone, alone_other = df.select("vector"), other.select("vector")
+    assert content_hash(alone) != content_hash(alone_other) != content_hash(alone.head(0))
+    gaps = pl.DataFrame({"item_id": ["a", "b", "c"], "vector": [[0.5, float("nan")], None, [0.5, 1.0]]},
+                        schema={"item_id": pl.String(), "vector": pl.Array(pl.Float32(), 2)})
     assert content_hash(gaps) == content_hash(gaps.reverse())
     assert content_hash(gaps) != content_hash(gaps.head(2))
 

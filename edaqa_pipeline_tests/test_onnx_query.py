@@ -100,28 +100,31 @@ def test_encoder_queries_use_onnx_and_stored_vectors_stay_on_pytorch() -> None:
 
 def test_a_validated_export_answers_in_a_new_process_without_torch(cache) -> None:  # type: ignore[no-untyped-def]
     """What `edaqa ask` relies on: the sidecar of a validated export is enough to encode
-    queries (torch and sentence-transformers are never imported), and a sidecar whose stored
-    PyTorch vectors the session does not reproduce is not used."""
+    queries (torch and sentence-transformers are never imported); a sidecar made from other
+    model files, or whose stored PyTorch vectors the session does not reproduce, is not used."""
     model = _load("")
-    assert onnx_query.load(model, "fresh") is not None and onnx_query.sidecar_path("fresh").is_file()
+    assert onnx_query.load(model, "fresh", "files-1") is not None
+    assert onnx_query.sidecar_path("fresh").is_file()
     script = ("import json, sys\nfrom edaqa_pipeline.retrieval import onnx_query\n"
-              "fast = onnx_query.load_cached('fresh')\n"
+              "fast = onnx_query.load_cached('fresh', 'files-1')\n"
               f"vectors = fast.encode({QUERIES!r})\n"
               "print(json.dumps({'loaded': sorted(m for m in ('torch', 'transformers', "
               "'sentence_transformers') if m in sys.modules), 'dim': fast.dim, "
-              "'width': onnx_query.cached_dim('fresh'), 'vectors': vectors.tolist()}))")
+              "'width': onnx_query.cached_dim('fresh', 'files-1'), 'vectors': vectors.tolist()}))")
     out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), capture_output=True,
                          text=True, check=True)
     record = json.loads(out.stdout.strip().splitlines()[-1])
     assert record["loaded"] == []
     assert record["dim"] == record["width"] == model.get_embedding_dimension()
     reference = model.encode(QUERIES, normalize_embeddings=True)
-    assert float(np.abs(np.asarray(record["vectors"]) - reference).max()) < 1e-5
+    assert float(np.abs(np.asarray(record["vectors"]) - reference).max()) < 1e-5  # the long one too
 
+    assert onnx_query.load_cached("fresh", "files-2") is None  # the model's files changed
+    assert onnx_query.cached_dim("fresh", "files-2") is None
     sidecar = onnx_query.sidecar_path("fresh")
     stored = json.loads(sidecar.read_text())
     stored["reference"][0][0] += 0.01  # vectors this session does not produce
     sidecar.write_text(json.dumps(stored))
-    assert onnx_query.load_cached("fresh") is None
-    assert onnx_query.load(model, "fresh") is not None  # validated against PyTorch again
-    assert onnx_query.load_cached("fresh") is not None  # and its sidecar rewritten
+    assert onnx_query.load_cached("fresh", "files-1") is None
+    assert onnx_query.load(model, "fresh", "files-1") is not None  # validated against PyTorch again
+    assert onnx_query.load_cached("fresh", "files-1") is not None  # and its sidecar rewritten

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             return batch.line()
 
     metrics, rows = run_evaluation(items, retrievers, answer, k=args.k,
-                                   embed=snapshot.base.encode, judge=judge,
+                                   embed=partial(snapshot.base.encode, fixed_shape=True), judge=judge,
                                    progress=not args.no_progress, extra_scores=extra, status=status)
     metrics["answerer"] = answerer
     if judge is not None:

@@ -154,13 +154,15 @@ def _onnx(path: str, adapter: str):  # type: ignore[no-untyped-def]
     if not onnx_query.enabled():
         return None
     encoder = Encoder(path=path, adapter=adapter)
-    cached = onnx_query.load_cached(encoder.encoder_id)  # no PyTorch model needed
-    return cached if cached is not None else onnx_query.load(encoder.model(), encoder.encoder_id)
+    fingerprint = files_fingerprint(path, adapter)
+    cached = onnx_query.load_cached(encoder.encoder_id, fingerprint)  # no PyTorch model needed
+    return cached if cached is not None else onnx_query.load(encoder.model(), encoder.encoder_id, fingerprint)
 
 
 @lru_cache(maxsize=8)
 def _dimension(path: str, adapter: str) -> int:
-    known = onnx_query.cached_dim(model_id(path, adapter))  # recorded when the export was validated
+    # recorded when the export of these very files was validated
+    known = onnx_query.cached_dim(model_id(path, adapter), files_fingerprint(path, adapter))
     if known is not None:
         return known
     model = Encoder(path=path, adapter=adapter).model()
@@ -179,6 +181,23 @@ def _files_digest(folder: Path, names: tuple[str, ...], weights: tuple[str, ...]
             with f.open("rb") as fh:
                 head = fh.read(1 << 20)
             h.update(f"{name}:{f.stat().st_size}".encode() + head)
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=8)
+def files_fingerprint(path: str = "", adapter: str = "") -> str:
+    """Every file of the model folder (and the adapter's) by relative path, size and mtime.
+
+    ``model_id`` reads the configs and the weights' size and first MiB, enough to name a model;
+    a cached ONNX export is reused without PyTorch only while this is unchanged too (a model
+    re-saved in place, a replaced tokenizer, a re-installed package: validated again)."""
+    from edaqa_pipeline.settings import default_encoder_path
+
+    h = hashlib.sha256()
+    for folder in (Path(path or default_encoder_path()), *([Path(adapter)] if adapter else [])):
+        for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+            stat = f.stat()
+            h.update(f"{f.relative_to(folder).as_posix()}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     return h.hexdigest()[:16]
 
 

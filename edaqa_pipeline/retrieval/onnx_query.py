@@ -56,7 +56,8 @@ EXPORTER_VERSION = "1"  # bump when _export changes what it writes
 MAX_TEXTS = 8  # longer lists are encoded by PyTorch in padded batches
 MAX_DIFF = 1e-5  # largest difference to PyTorch at load for the session to be used
 PROBES = ("What is the default of -sink_clustering_size?",
-          "How do I enable sink clustering in CTS before global routing and detailed routing?")
+          "How do I enable sink clustering in CTS before global routing and detailed routing?",
+          "Which command sets the global routing layers and adjusts their capacity? " * 40)  # truncated
 _EXPORT_LOCK = threading.Lock()  # torch.onnx.export is not thread-safe
 
 
@@ -78,7 +79,7 @@ class OnnxQueryModel:
     input_names: tuple[str, ...]
     dim: int
     path: Path
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # encode_batch from many threads
 
     def encode(self, texts: list[str]) -> np.ndarray:
         with self.lock:
@@ -92,21 +93,28 @@ class OnnxQueryModel:
         return vectors / np.maximum(norms, 1e-12)
 
 
-def _tokenizer(definition: str, max_length: int, pad_id: int, pad_token: str) -> Any:
+def _tokenizer(definition: str, max_length: int, pad_id: int, pad_token: str, pad_type_id: int = 0,
+               truncation_side: str = "right", padding_side: str = "right") -> Any:
     """What the model's tokenizer does when sentence-transformers calls it (truncation at the
-    model's maximum length, padding to the longest text), as a plain ``tokenizers`` object."""
+    model's maximum length, padding to the longest text), as a plain ``tokenizers`` object:
+    no transformers import, and no padding state shared with the PyTorch path."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_str(definition)
-    tokenizer.enable_truncation(max_length=max_length)
-    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+    tokenizer.enable_truncation(max_length=max_length, direction=truncation_side)
+    tokenizer.enable_padding(direction=padding_side, pad_id=pad_id, pad_type_id=pad_type_id,
+                             pad_token=pad_token)
     return tokenizer
 
 
 def _tokenizer_spec(model: Any) -> dict[str, Any]:
+    """The arguments of :func:`_tokenizer` for a loaded SentenceTransformer (kept in the sidecar)."""
     hf = model.tokenizer
     return {"definition": hf.backend_tokenizer.to_str(), "max_length": int(model.max_seq_length),
-            "pad_id": int(hf.pad_token_id or 0), "pad_token": str(hf.pad_token or "[PAD]")}
+            "pad_id": int(hf.pad_token_id or 0), "pad_token": str(hf.pad_token or "[PAD]"),
+            "pad_type_id": int(getattr(hf, "pad_token_type_id", 0) or 0),
+            "truncation_side": str(getattr(hf, "truncation_side", "right")),
+            "padding_side": str(getattr(hf, "padding_side", "right"))}
 
 
 def _export(model: Any, names: tuple[str, ...], target: Path) -> None:
@@ -158,10 +166,13 @@ def cache_path(model_key: str) -> Path:
 
 
 def sidecar_path(model_key: str) -> Path:
+    """The JSON record beside an export (module docstring): what a process needs to use the
+    export without loading the PyTorch model."""
     return cache_path(model_key).with_suffix(".json")
 
 
 def _session(target: Path) -> Any:
+    """An ORT session over ``target``, tuned for one short query at a time."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -185,26 +196,34 @@ def _difference(fast: OnnxQueryModel, reference: np.ndarray) -> float:
     return float(max(np.abs(together - reference).max(), np.abs(alone - reference).max()))
 
 
-def _write_sidecar(target: Path, fast: OnnxQueryModel, spec: dict[str, Any], reference: np.ndarray) -> None:
+def _write_sidecar(target: Path, fast: OnnxQueryModel, spec: dict[str, Any], reference: np.ndarray,
+                   fingerprint: str) -> None:
+    """Written after a validation against PyTorch passed; temp file + rename."""
     record = {"dim": fast.dim, "input_names": list(fast.input_names), "tokenizer": spec,
-              "probes": list(PROBES), "reference": reference.astype(float).tolist()}
+              "fingerprint": fingerprint, "probes": list(PROBES),
+              "reference": reference.astype(float).tolist()}
     fd, tmp = tempfile.mkstemp(prefix=target.stem, suffix=".json.tmp", dir=target.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(record, fh)
-    os.replace(tmp, target.with_suffix(".json"))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+        os.replace(tmp, target.with_suffix(".json"))
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
-def load(model: Any, model_key: str) -> OnnxQueryModel | None:
+def load(model: Any, model_key: str, fingerprint: str = "") -> OnnxQueryModel | None:
     """The ONNX twin of a loaded SentenceTransformer (exported on first use), or None when
     ONNX query encoding is off, the model cannot be exported, or the export disagrees with
-    PyTorch (the caller uses PyTorch)."""
+    PyTorch (the caller uses PyTorch). ``fingerprint`` names the model's files as they are
+    now (``encoders.files_fingerprint``); the sidecar keeps it for :func:`load_cached`."""
     if not enabled():
         return None
     with _EXPORT_LOCK:
-        return _load(model, model_key)
+        return _load(model, model_key, fingerprint)
 
 
-def _load(model: Any, model_key: str) -> OnnxQueryModel | None:
+def _load(model: Any, model_key: str, fingerprint: str) -> OnnxQueryModel | None:
     try:
         names = tuple(n for n in ("input_ids", "attention_mask", "token_type_ids")
                       if n in model.tokenizer(["x"]))
@@ -224,7 +243,7 @@ def _load(model: Any, model_key: str) -> OnnxQueryModel | None:
         diff = _difference(fast, reference)
         if not diff <= MAX_DIFF:
             raise ValueError(f"the export differs from PyTorch by {diff:.2e} (> {MAX_DIFF:.0e})")
-        _write_sidecar(target, fast, spec, reference)
+        _write_sidecar(target, fast, spec, reference, fingerprint)
         return fast
     except Exception as exc:  # any failure: PyTorch answers instead
         LOG.warning("ONNX query encoding unavailable for %s (%s: %s); using PyTorch",
@@ -232,28 +251,30 @@ def _load(model: Any, model_key: str) -> OnnxQueryModel | None:
         return None
 
 
-def _sidecar(model_key: str) -> dict[str, Any] | None:
+def _sidecar(model_key: str, fingerprint: str) -> dict[str, Any] | None:
+    """The sidecar of a validated export of the model as its files are now, or None."""
     path = sidecar_path(model_key)
     if not enabled() or not path.is_file() or not cache_path(model_key).is_file():
         return None
     try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
+        record = dict(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None
+    return record if record.get("fingerprint") == fingerprint and record.get("probes") == list(PROBES) else None
 
 
-def cached_dim(model_key: str) -> int | None:
+def cached_dim(model_key: str, fingerprint: str) -> int | None:
     """The vector width recorded with a validated export, or None (load the model instead)."""
-    record = _sidecar(model_key)
+    record = _sidecar(model_key, fingerprint)
     return int(record["dim"]) if record and "dim" in record else None
 
 
-def load_cached(model_key: str) -> OnnxQueryModel | None:
+def load_cached(model_key: str, fingerprint: str) -> OnnxQueryModel | None:
     """The session of a validated export, without loading the PyTorch model, or None (no export
-    yet, a damaged or stale one, or a session that no longer reproduces the stored vectors:
-    :func:`load` then exports and validates again)."""
-    record = _sidecar(model_key)
-    if record is None or record.get("probes") != list(PROBES):
+    yet, a damaged one, one made from other model files (``fingerprint``), or a session that no
+    longer reproduces the stored vectors: :func:`load` then exports and validates again)."""
+    record = _sidecar(model_key, fingerprint)
+    if record is None:
         return None
     try:
         target = cache_path(model_key)
