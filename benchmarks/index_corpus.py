@@ -31,11 +31,12 @@ from edaqa_pipeline.settings import settings_for
 from edaqa_pipeline.storage.tables import read_partitions
 
 FLOOR_SCRIPT = """
-import json, sys, time
+import json, os, sys, time
 wall, cpu = time.perf_counter(), time.process_time()
 from sentence_transformers import SentenceTransformer
 from edaqa_pipeline.settings import default_encoder_path
-model = SentenceTransformer(default_encoder_path(), device="cpu")
+# the encoder the build used: EDAQA_ENCODER when set (as encoders.configured_encoder), else MiniLM
+model = SentenceTransformer(os.environ.get("EDAQA_ENCODER", "").strip() or default_encoder_path(), device="cpu")
 loaded = time.perf_counter() - wall
 texts = json.load(sys.stdin)
 model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
