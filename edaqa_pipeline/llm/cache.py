@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from edaqa_pipeline.storage.atomic import write_json
 
 CACHE_FORMAT_VERSION = 1
 
@@ -74,18 +74,7 @@ class ResponseCache:
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"key": key, **meta, "response": dict(response)}
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False, sort_keys=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        return path
+        return write_json(path, entry, ensure_ascii=False, sort_keys=True)
 
     def discard(self, key: str) -> None:
         with contextlib.suppress(OSError):

@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from edaqa_pipeline.storage.atomic import write_json
+
 LOG = logging.getLogger(__name__)
 BACKEND_ENV = "EDAQA_QUERY_BACKEND"
 CACHE_ENV = "EDAQA_ONNX_CACHE"
@@ -196,20 +198,12 @@ def _difference(fast: OnnxQueryModel, reference: np.ndarray) -> float:
     return float(max(np.abs(together - reference).max(), np.abs(alone - reference).max()))
 
 
-def _write_sidecar(target: Path, fast: OnnxQueryModel, spec: dict[str, Any], reference: np.ndarray,
+def _write_sidecar(path: Path, fast: OnnxQueryModel, spec: dict[str, Any], reference: np.ndarray,
                    fingerprint: str) -> None:
-    """Written after a validation against PyTorch passed; temp file + rename."""
-    record = {"dim": fast.dim, "input_names": list(fast.input_names), "tokenizer": spec,
-              "fingerprint": fingerprint, "probes": list(PROBES),
-              "reference": reference.astype(float).tolist()}
-    fd, tmp = tempfile.mkstemp(prefix=target.stem, suffix=".json.tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh)
-        os.replace(tmp, target.with_suffix(".json"))
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Written after a validation against PyTorch passed."""
+    write_json(path, {"dim": fast.dim, "input_names": list(fast.input_names), "tokenizer": spec,
+                      "fingerprint": fingerprint, "probes": list(PROBES),
+                      "reference": reference.astype(float).tolist()})
 
 
 def load(model: Any, model_key: str, fingerprint: str = "") -> OnnxQueryModel | None:
@@ -243,7 +237,7 @@ def _load(model: Any, model_key: str, fingerprint: str) -> OnnxQueryModel | None
         diff = _difference(fast, reference)
         if not diff <= MAX_DIFF:
             raise ValueError(f"the export differs from PyTorch by {diff:.2e} (> {MAX_DIFF:.0e})")
-        _write_sidecar(target, fast, spec, reference, fingerprint)
+        _write_sidecar(sidecar_path(model_key), fast, spec, reference, fingerprint)
         return fast
     except Exception as exc:  # any failure: PyTorch answers instead
         LOG.warning("ONNX query encoding unavailable for %s (%s: %s); using PyTorch",
