@@ -46,7 +46,7 @@ _DEFAULTS = TrainConfig()
 
 
 @asset(
-    code_version="2",
+    code_version="3",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     pool="llm",

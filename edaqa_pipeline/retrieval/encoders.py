@@ -13,9 +13,9 @@ Determinism: with dynamic padding a vector depends slightly (1e-7) on the other 
 batch (the padded length changes the matrix shapes). ``encode(..., fixed_shape=True)`` pads
 every text to its own length rounded up to 32 tokens and batches it only with texts of that
 padded length, which makes each vector bit-identical whatever else is encoded in the same call
-(a test checks it), at close to the speed of dynamic padding. Every stored vector table uses
-it (``retrieval.embedder``), so re-embedding only what changed gives the same bytes as a full
-rebuild.
+and whatever the batch size (``test_stored_vectors`` checks it), at close to the speed of
+dynamic padding. Every stored vector table uses it (``retrieval.embedder``), so re-embedding
+only what changed gives the same bytes as a full rebuild.
 
 Queries (``encode`` without ``fixed_shape``) run on ONNX Runtime when it is available
 (``onnx_query``: the same model exported locally, 3x faster for one short text, vectors equal
@@ -123,12 +123,25 @@ class Encoder:
 
 
 PAD_BUCKET = 32  # padded lengths are multiples of this many tokens
+# Tokens per forward pass of a stored-vector batch: a 256-token bucket goes 8 texts at a time,
+# buckets of 64 tokens or less keep ``batch_size``. The attention activations of a batch grow
+# with rows x length^2, so 32 texts of 256 tokens were the build's peak of memory: encoding
+# openroad-2024's 857 chunk texts peaked at 971-979 MiB with 32 rows, 758-760 MiB with 8, in
+# the same 18-20 s and with byte-identical vectors (a row does not depend on its batch);
+# 4 rows were 14% slower.
+MAX_BATCH_TOKENS = 2048
+
+
+def batch_rows(length: int, batch_size: int) -> int:
+    """Texts per forward pass for one padded ``length``: ``batch_size``, fewer for long texts."""
+    return max(1, min(batch_size, MAX_BATCH_TOKENS // max(length, 1)))
 
 
 def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Each text padded to its own length rounded up to ``PAD_BUCKET`` tokens, and batched
-    only with texts of the same padded length: a row's result depends on its text alone (not
-    on the other texts of the call), at close to the speed of dynamic padding."""
+    only with texts of the same padded length (``batch_rows`` of them at a time): a row's
+    result depends on its text alone (not on the other texts of the call, nor on the batch
+    size), at close to the speed of dynamic padding."""
     import torch
 
     limit = model.max_seq_length
@@ -137,8 +150,9 @@ def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
     for length in sorted(set(padded)):
         rows = [i for i, p in enumerate(padded) if p == length]
-        for start in range(0, len(rows), batch_size):
-            batch = rows[start : start + batch_size]
+        step = batch_rows(length, batch_size)
+        for start in range(0, len(rows), step):
+            batch = rows[start : start + step]
             features = model.tokenizer([texts[i] for i in batch], padding="max_length",
                                        truncation=True, max_length=length, return_tensors="pt")
             with torch.inference_mode():

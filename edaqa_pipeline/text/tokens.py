@@ -2,9 +2,9 @@
 
 ``tokens`` keeps compound identifiers whole (``set_wire_rc``, ``grt-0118``, ``3.3``,
 ``floorplan.def``) and adds their stemmed parts (``set``, ``wire``, ``rc``), so a query for the
-exact identifier and a query in words both match. Stems are English Snowball (Porter2, nltk's
-implementation, cached); words with digits and words of three letters or fewer are kept as
-they are. Stop words are English function words plus a few verbs every question carries.
+exact identifier and a query in words both match. Stems are English Snowball (the Snowball
+project's own ``snowballstemmer`` package, cached); words with digits and words of three letters
+or fewer are kept as they are. Stop words are English function words plus a few verbs every question carries.
 """
 
 from __future__ import annotations
@@ -31,17 +31,21 @@ _PART = re.compile(r"[_\-:.]+")
 
 @lru_cache(maxsize=1)
 def _snowball():  # type: ignore[no-untyped-def]
-    from nltk.stem.snowball import SnowballStemmer
+    """The Snowball project's English stemmer. Not nltk's implementation: importing nltk pulls
+    scipy.stats, scikit-learn and pandas (1.4-3.7 s of every ``edaqa ask``); this package is
+    one module. Its English algorithm (Snowball 3) also fixes old Porter2 stems such as
+    "added" -> "ad" (now "add") and "internal" -> "intern"."""
+    import snowballstemmer
 
-    return SnowballStemmer("english", ignore_stopwords=False)
+    return snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """Snowball (Porter2) stem of a lower-case word; digits or <= 3 letters: unchanged."""
+    """English Snowball stem of a lower-case word; digits or <= 3 letters: unchanged."""
     if len(word) <= 3 or any(ch.isdigit() for ch in word):
         return word
-    return _snowball().stem(word)
+    return _snowball().stemWord(word)
 
 
 def words(text: str) -> list[str]:
