@@ -21,6 +21,7 @@ generated from the matrix file, so the document can never disagree with it.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -171,7 +172,9 @@ def main() -> int:
         for figure in matrix["figures"]:
             if figure.get("measured") is not None:
                 figure["expected"] = round(figure.pop("measured"), 3)
-        args.matrix.write_text(yaml.safe_dump(matrix, sort_keys=False, width=110))
+        lines = args.matrix.read_text().splitlines(keepends=True)
+        header = "".join(itertools.takewhile(lambda line: line.startswith("#"), lines))  # safe_dump drops it
+        args.matrix.write_text(header + yaml.safe_dump(matrix, sort_keys=False, width=110))
         print(f"updated {args.matrix}")
         return 0
     for line in moved:

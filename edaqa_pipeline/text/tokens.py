@@ -10,6 +10,7 @@ or fewer are kept as they are. Stop words are English function words plus a few 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 STOP_WORDS = frozenset(
@@ -31,13 +32,19 @@ _PART = re.compile(r"[_\-:.]+")
 
 @lru_cache(maxsize=1)
 def _snowball():  # type: ignore[no-untyped-def]
-    """The Snowball project's English stemmer. Not nltk's implementation: importing nltk pulls
-    scipy.stats, scikit-learn and pandas (1.4-3.7 s of every ``edaqa ask``); this package is
-    one module. Its English algorithm (Snowball 3) also fixes old Porter2 stems such as
-    "added" -> "ad" (now "add") and "internal" -> "intern"."""
-    import snowballstemmer
+    """The Snowball project's English stemmer, its pure-Python class named directly:
+    ``snowballstemmer.stemmer("english")`` would silently switch to PyStemmer whenever that is
+    importable (``bm25s[stem]`` brings it), and the stems must not depend on what else is
+    installed. Not nltk's implementation: importing nltk pulls scipy.stats, scikit-learn and
+    pandas (seconds of every ``edaqa ask``); this is one module. Snowball 3's English algorithm
+    also changes old Porter2 stems ("added" -> "add" rather than "ad", "internal" keeps its
+    word; "resizer" now shares "resize"'s stem)."""
+    from snowballstemmer.english_stemmer import EnglishStemmer
 
-    return snowballstemmer.stemmer("english")
+    return EnglishStemmer()
+
+
+_STEM_LOCK = threading.Lock()  # the stemmer object keeps its working state between calls
 
 
 @lru_cache(maxsize=200_000)
@@ -45,7 +52,8 @@ def stem(word: str) -> str:
     """English Snowball stem of a lower-case word; digits or <= 3 letters: unchanged."""
     if len(word) <= 3 or any(ch.isdigit() for ch in word):
         return word
-    return _snowball().stemWord(word)
+    with _STEM_LOCK:
+        return _snowball().stemWord(word)
 
 
 def words(text: str) -> list[str]:
