@@ -1,14 +1,13 @@
-"""What ``edaqa index`` records about a storage root, without Dagster: the per-document state
-file (content hash of each indexed document) and the manifest's table and unit summaries.
+"""The manifest's table and unit summaries of a storage root (rows, ``content_hash`` and
+``semantic_hash`` per table; unit counts).
 
-``indexing.py`` drives the Dagster runs and calls these; tests and benchmarks use them to
-compare a build against another (``content_hash`` / ``semantic_hash`` per table).
+``cli/index_build.py`` writes them into ``manifest.json`` after its Dagster runs; tests and
+benchmarks use them to compare a build against another. (There is no per-document state file:
+what was built from what is read from the Dagster instance, ``assets/document_state.py``.)
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,6 @@ import polars as pl
 
 from edaqa_pipeline.storage.hashing import content_hash, semantic_hash
 from edaqa_pipeline.storage.tables import read_partitions, read_table
-
-
-def load_state(path: Path) -> dict[str, str]:
-    """``{document key: content hash}`` of the last successful index (empty when none)."""
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def save_state(path: Path, state: dict[str, str]) -> None:
-    """Write the state atomically (temp file + rename): a kill leaves the old or the new one."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, sort_keys=True, indent=1))
-    os.replace(tmp, path)
 
 
 def _summary(df: pl.DataFrame) -> dict[str, Any]:
