@@ -318,6 +318,22 @@ def test_query_identifiers_and_fuzzy_matching() -> None:
     assert "unrelated_thing" not in got
 
 
+def test_quoted_words_are_names_only_where_the_index_knows_them() -> None:
+    from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
+
+    q = "When I run the `restructure` command with `layer` set, and `set_wire_rc` or `int`?"
+    # snake_case is a command by the rules already; `int` is a language word
+    assert identifiers.quoted_words(q) == ["restructure", "layer"]
+    assert "restructure" not in identifiers.query_identifiers(q)
+    records = [{"text": "Run it:\n```tcl\nrestructure -liberty_file lib.lib\n```"},
+               {"text": "Set the `layer` of the wire with `set_wire_rc`."}]
+    index = ChunkIdentifierIndex.build(records, [("a.md", ("Restructure",)), ("b.md", ("RC",))])
+    known = index.vocabulary.known_words(identifiers.quoted_words(q))
+    assert known == ["restructure"]  # a code line's command; `layer` is a value in b.md
+    assert set(index.scores(known)) == {0}
+    assert index.vocabulary.known_words(["restructur"]) == []  # exact, never fuzzy
+
+
 def test_tokens_summary_and_corruption() -> None:
     assert {"max_length", "max", "length"} <= set(text_tokens.tokens("the -max_length option"))
     summary = summaries.offline_summary("paragraph", ["Placer", "Commands"],

@@ -333,6 +333,23 @@ def query_identifiers(query: str) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def quoted_words(query: str) -> list[str]:
+    """Single words a query writes in backticks (`restructure`) that the rules above do not
+    take as identifiers (a lone backticked word is a command only in snake_case, since in a
+    document `layer` is as often a value). In a question the backticks say the word is a
+    name; whether it is one only an index can tell, so these are matched exactly
+    (``IdentifierVocabulary.known_words``), never fuzzily."""
+    taken = set(query_identifiers(query))
+    out: dict[str, None] = {}
+    for span in INLINE_CODE.findall(MD_LINK_TARGET.sub("]", URL.sub(" ", query))):
+        words = span.strip().split()
+        if len(words) == 1 and WORD.match(words[0].rstrip("();,")):
+            word = canonical(words[0])
+            if word and word not in taken and _ok_command(word):
+                out.setdefault(word, None)
+    return list(out)
+
+
 class IdentifierVocabulary:
     """Canonical identifiers of an index, grouped by kind, for exact and fuzzy lookup
     (difflib ratio >= ``cutoff`` within the same kind and +-3 characters)."""
@@ -345,6 +362,10 @@ class IdentifierVocabulary:
         for ident in sorted(self.known):
             self._lower.setdefault(ident.lower(), []).append(ident)
             self._by_kind.setdefault(identifier_kind(ident), []).append(ident)
+
+    def known_words(self, words: Iterable[str]) -> list[str]:
+        """The words that are identifiers of this index, exactly (see ``quoted_words``)."""
+        return [w for w in words if w in self.known]
 
     def match(self, query_ids: Iterable[str], n: int = 2) -> dict[str, float]:
         """Vocabulary identifier -> match weight (1.0 exact, difflib ratio when fuzzy)."""

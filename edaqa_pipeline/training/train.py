@@ -61,6 +61,9 @@ from edaqa_pipeline.training.lora import (
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# Training pairs whose exact eval-mode loss is tracked per epoch (``train_eval_loss``).
+TRAIN_EVAL_ROWS = 64
+
 
 # ---------------------------------------------------------------------------------------------
 # Data
@@ -97,8 +100,11 @@ def train_encoder(
     the saved adapter must reproduce).
 
     Curves: ``val_loss`` and ``train_eval_loss`` are exact eval-mode losses (every candidate
-    encoded by the current weights, no dropout); ``train_loss`` is the mean loss of the
-    epoch's optimisation steps (train mode; entry 0 = ``train_eval_loss[0]``).
+    encoded by the current weights, no dropout), the latter over a fixed sample of at most
+    ``TRAIN_EVAL_ROWS`` training pairs (it is a diagnostic; nothing is decided on it, and on
+    every pair it cost as much as a third of an epoch's steps); ``train_loss`` is the mean
+    loss of the epoch's optimisation steps (train mode; entry 0 = the mean over every
+    training pair, in eval mode).
     """
     import torch
 
@@ -124,17 +130,21 @@ def train_encoder(
     needed = sorted({u for r in train_rows + val_rows for u in [r["unit_id"], *r["negatives"]]})
     bank_row = {u: i for i, u in enumerate(needed)}
 
+    eval_rows = [train_rows[i] for i in sorted(random.Random(config.seed).sample(
+        range(len(train_rows)), min(TRAIN_EVAL_ROWS, len(train_rows))))]
+
     def measure():  # type: ignore[no-untyped-def]
         # Unit vectors of the current weights: exact losses now, and (unless unit_grad='all')
         # the gradient-free candidates of the next epoch.
         t = time.perf_counter()
         bank = encode_bank(model, needed, summary, config)
         val = evaluate_loss(model, val_rows, summary, config, bank, bank_row)
-        train_eval = evaluate_loss(model, train_rows, summary, config, bank, bank_row)
+        train_eval = evaluate_loss(model, eval_rows, summary, config, bank, bank_row)
         return bank, val, train_eval, time.perf_counter() - t
 
-    bank, val0, train0, _ = measure()
-    val_curve, train_eval_curve, train_curve = [val0], [train0], [train0]
+    bank, val0, train_eval0, _ = measure()
+    train0 = evaluate_loss(model, train_rows, summary, config, bank, bank_row)
+    val_curve, train_eval_curve, train_curve = [val0], [train_eval0], [train0]
     log(f"epoch 0: val {val0:.4f} train {train0:.4f} ({len(train_rows)} train / {len(val_rows)} val "
         f"pairs, {len(needed)} units, {trainable:,} trainable params, unit_grad={config.unit_grad})")
     best_val, best_epoch, bad = val0, 0, 0

@@ -48,7 +48,7 @@ from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderError
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
-from edaqa_pipeline.text.identifiers import query_identifiers
+from edaqa_pipeline.text.identifiers import query_identifiers, quoted_words
 
 # one worker per process: the second query encoding of a question (its element-space vector);
 # made again in a forked child, whose copy of the parent's pool has no thread behind it
@@ -172,7 +172,9 @@ class EdaqaRetriever:
     def retrieve(self, query: str, k: int) -> Retrieval:
         cfg = self.config
         started = time.perf_counter()
+        quoted = quoted_words(query)  # `restructure`: a name, when the index knows it as one
         ids = query_identifiers(query)
+        ids += self.identifiers.vocabulary.known_words(quoted)
         element_vector = self._element_query_vector(query)
         paths, timings = chunk_paths(self.snapshot, self.space, self.identifiers, query, ids,
                                      cfg.weights(), cfg.depth, cfg.top_units)
@@ -189,6 +191,10 @@ class EdaqaRetriever:
             # the summary rerank's cosine is the only use of the base-space query vector: with
             # alpha 0 it is not encoded (one query encoding a question instead of two)
             e_q = element_vector.result()
+            named = [w for w in self.element_index.vocabulary.known_words(quoted)
+                     if w not in analysis.identifiers]
+            if named:
+                analysis = replace(analysis, identifiers=(*analysis.identifiers, *named))
             elements = element_items(self.element_index, analysis, e_q, k, budget, cfg.elements)
         t, timings["elements"] = lap(t)
         merged = merge([chunks, [(e,) for e in elements]], [cfg.w_chunks, cfg.w_elements], cfg.rrf_k)
