@@ -20,7 +20,8 @@ are removed before checking (:func:`clean_claim`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
+from functools import lru_cache
 
 from edaqa_pipeline.text.identifiers import extract_identifiers
 from edaqa_pipeline.text.tokens import content_terms, words
@@ -48,12 +49,15 @@ def number_occurs(number: str, text: str) -> bool:
     return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d|\.\d)", text) is not None
 
 
-def identifiers_of(text: str) -> set[str]:
-    """Canonical identifiers of evidence text, read both as prose and as code."""
-    return set(extract_identifiers(text)) | set(extract_identifiers(text, code=True))
+@lru_cache(maxsize=4096)
+def identifiers_of(text: str) -> frozenset[str]:
+    """Canonical identifiers of evidence text, read both as prose and as code (cached: every
+    claim citing an item reads the same text, and an evaluation answers from the same chunks
+    for every method; the rules take about 0.2 ms a text)."""
+    return frozenset(extract_identifiers(text)) | frozenset(extract_identifiers(text, code=True))
 
 
-def identifier_occurs(ident: str, known: set[str], text_lower: str) -> bool:
+def identifier_occurs(ident: str, known: Set[str], text_lower: str) -> bool:
     if ident in known or ident.lower() in text_lower:
         return True
     if " -" in ident:  # "cmd -option": both parts present
@@ -62,7 +66,7 @@ def identifier_occurs(ident: str, known: set[str], text_lower: str) -> bool:
     return False
 
 
-def ungrounded_terms(claim: str, cited_text: str, known: set[str] | None = None) -> list[str]:
+def ungrounded_terms(claim: str, cited_text: str, known: Set[str] | None = None) -> list[str]:
     """The claim's identifiers and numbers that the cited text does not contain."""
     text = clean_claim(claim)
     known = identifiers_of(cited_text) if known is None else known

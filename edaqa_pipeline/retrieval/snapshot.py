@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -41,6 +43,7 @@ class NoTrainedEncoderError(RuntimeError):
 
 
 TRAINED_ENCODER_TABLE = "trained_encoder"
+_DERIVED_LOCK = threading.RLock()
 TUNED_EMBEDDINGS_TABLE = "tuned_embeddings"
 
 
@@ -127,6 +130,8 @@ class IndexSnapshot:
     adapter: str = ""
     _chunk_row: dict[str, int] = field(default_factory=dict)
     tuned: TunedSpace | None = None  # loaded on first use of tuned_view()
+    # indexes built from this snapshot by the methods (``derived``), shared by its views
+    _derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def load(cls, storage: Path, lancedb_uri: str | None = None, adapter: str = "",
@@ -164,6 +169,16 @@ class IndexSnapshot:
         return cls(storage=storage, documents=documents, chunks=chunks, chunk_vectors=chunk_vectors,
                    units=units, unit_vectors=unit_vectors, unit_chunk_rows=unit_chunk_rows,
                    lancedb_uri=uri, base=encoder, adapter=adapter, _chunk_row=row_of)
+
+    def derived(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """``build()``, once per snapshot and ``key``: an index a method derives from this
+        snapshot alone (the element index), built once however many retrievers of one
+        evaluation or server ask for it. The snapshot is a fixed view of the storage, so
+        nothing goes stale; a new build is read by a new snapshot."""
+        with _DERIVED_LOCK:
+            if key not in self._derived:
+                self._derived[key] = build()
+            return self._derived[key]
 
     @property
     def dim(self) -> int:

@@ -103,8 +103,7 @@ def train_encoder(
     encoded by the current weights, no dropout), the latter over a fixed sample of at most
     ``TRAIN_EVAL_ROWS`` training pairs (it is a diagnostic; nothing is decided on it, and on
     every pair it cost as much as a third of an epoch's steps); ``train_loss`` is the mean
-    loss of the epoch's optimisation steps (train mode; entry 0 = the mean over every
-    training pair, in eval mode).
+    loss of the epoch's optimisation steps (train mode; entry 0 = ``train_eval_loss[0]``).
     """
     import torch
 
@@ -142,9 +141,8 @@ def train_encoder(
         train_eval = evaluate_loss(model, eval_rows, summary, config, bank, bank_row)
         return bank, val, train_eval, time.perf_counter() - t
 
-    bank, val0, train_eval0, _ = measure()
-    train0 = evaluate_loss(model, train_rows, summary, config, bank, bank_row)
-    val_curve, train_eval_curve, train_curve = [val0], [train_eval0], [train0]
+    bank, val0, train0, _ = measure()
+    val_curve, train_eval_curve, train_curve = [val0], [train0], [train0]
     log(f"epoch 0: val {val0:.4f} train {train0:.4f} ({len(train_rows)} train / {len(val_rows)} val "
         f"pairs, {len(needed)} units, {trainable:,} trainable params, unit_grad={config.unit_grad})")
     best_val, best_epoch, bad = val0, 0, 0

@@ -154,9 +154,17 @@ def load_index(snapshot: Any, *, k1: float = 1.2, b: float = 0.75, encoder: Any 
     """The element index of an ``IndexSnapshot``: the element tables of ``snapshot.storage``
     (rebuilt from its parsed documents when the element assets were not materialised) and the
     summary vectors stored in LanceDB ``elements`` under ``snapshot.base`` (or ``encoder``);
-    summaries the table lacks (or holds under another encoder) are encoded now, in one batch."""
+    summaries the table lacks (or holds under another encoder) are encoded now, in one batch.
+    Built once per snapshot, encoder and BM25 parameters (``IndexSnapshot.derived``); the
+    index is read-only to the methods."""
     from edaqa_pipeline.graphs.elements import store
 
-    nodes, edges, _ = store.load_graph(snapshot.storage, list(snapshot.documents))
-    embedder = store.summary_embedder(encoder or snapshot.base, snapshot.lancedb_uri)
-    return ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder), k1=k1, b=b)
+    encoder = encoder or snapshot.base
+
+    def build() -> ElementIndex:
+        nodes, edges, _ = store.load_graph(snapshot.storage, list(snapshot.documents))
+        embedder = store.summary_embedder(encoder, snapshot.lancedb_uri)
+        return ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder), k1=k1, b=b)
+
+    # once per snapshot: an evaluation's techdoc and edaqa rows (eight) share it
+    return snapshot.derived(("element_index", encoder.encoder_id, k1, b), build)

@@ -6,6 +6,8 @@ that earn their place on the dev sets.
    * identifier: chunks carrying the query's canonical identifiers (commands, ``-options``,
      ``command -option``, ORFS variables, message ids, files), idf-weighted, fuzzy-matched
      (``index.ChunkIdentifierIndex``; TechDocRAG's identifier-aware recall at chunk level);
+     a lone backticked word of the question (`restructure`) joins them when the index knows
+     it exactly (``text.identifiers.quoted_words``), in this path and the element path;
    * dense: the trained function-aware encoder over chunks when the index has one
      (``--with train``), else the base encoder (paper 000's chunk path);
    * units: the top functional units in the function space, expanded to their chunks (the
