@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return answer_question(question, evidence, None, packed=True)  # extractive, offline
 
     metrics, rows = run_evaluation(items, retrievers, answer, k=args.k,
-                                   embed=partial(snapshot.base.encode, fixed_shape=True), progress=False)
+                                   embed=partial(snapshot.base.encode, stable=True), progress=False)
     out = Path(args.out)
     write_outputs(out, metrics, rows, reproduced="python benchmarks/chipmind_eval.py " + " ".join(sys.argv[1:]))
 

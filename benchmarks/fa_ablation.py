@@ -141,7 +141,7 @@ def main() -> int:
     units = units.sort("unit_id")
     if args.summaries == "current":
         units = resummarise(storage, units, nodes)
-    base_vectors = snap.base.encode(units["summary"].to_list(), fixed_shape=True)
+    base_vectors = snap.base.encode(units["summary"].to_list(), stable=True)
     embeddings = pl.DataFrame({"unit_id": units["unit_id"], "vector": base_vectors.tolist()})
     row = {u: i for i, u in enumerate(units["unit_id"].to_list())}
     order = [row[u] for u in snap.units["unit_id"].to_list()]

@@ -467,20 +467,25 @@ def test_cross_reference_question_bundles_the_cited_table() -> None:
 def test_factory_rebuilds_the_graph_when_the_assets_are_missing(tmp_path: Path) -> None:
     """An index built before the element assets were registered: the factory builds the graph
     from the stored parsed_documents and encodes the summaries itself."""
-    from types import SimpleNamespace
+    import numpy as np
+    import polars as pl
 
     from edaqa_pipeline.graphs.elements import store
     from edaqa_pipeline.methods.techdoc.retriever import make_techdoc
     from edaqa_pipeline.model import BLOCKS_SCHEMA, frame
     from edaqa_pipeline.retrieval.encoders import base_encoder
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
     folder = tmp_path / "tables" / "parsed_documents"
     folder.mkdir(parents=True)
     frame(parse_markdown(PLACER.encode(), "placer.md")[1], BLOCKS_SCHEMA).write_parquet(folder / "placer.md.parquet")
     nodes, edges, from_assets = store.load_graph(tmp_path, ["placer.md"])
     assert not from_assets and nodes.height and edges.height
-    snapshot = SimpleNamespace(storage=tmp_path, documents=["placer.md"], base=base_encoder(),
-                               lancedb_uri=str(tmp_path / "lancedb"))
+    encoder = base_encoder()  # a snapshot of an index without chunks: only the elements matter
+    snapshot = IndexSnapshot(storage=tmp_path, documents=["placer.md"], chunks=pl.DataFrame(),
+                             chunk_vectors=np.zeros((0, encoder.dim), np.float32), units=pl.DataFrame(),
+                             unit_vectors=np.zeros((0, encoder.dim), np.float32), unit_chunk_rows=[],
+                             lancedb_uri=str(tmp_path / "lancedb"), base=encoder)
     retriever = make_techdoc(snapshot)
     assert retriever.index.vectors.shape == (nodes.height, snapshot.base.dim)
     items = retriever.retrieve("What does the -density option of place_cells do?", 10)

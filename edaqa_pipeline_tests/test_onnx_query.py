@@ -92,7 +92,7 @@ def test_encoder_queries_use_onnx_and_stored_vectors_stay_on_pytorch() -> None:
     assert encoder.query_model() is not None  # the ONNX path is what this test measures
     query = encoder.encode(QUERIES[:1])
     assert float(np.abs(query - model.encode(QUERIES[:1], normalize_embeddings=True)).max()) < 1e-5
-    stored = encoder.encode(QUERIES[:1], fixed_shape=True)  # the PyTorch path, padded to 32
+    stored = encoder.encode(QUERIES[:1], stable=True)  # the PyTorch path, the text alone
     assert float(np.abs(stored - query).max()) < 1e-5
     many = [f"chunk text number {i}" for i in range(20)]  # a corpus-sized list: PyTorch batches
     assert float(np.abs(encoder.encode(many) - model.encode(many, normalize_embeddings=True)).max()) < 1e-5

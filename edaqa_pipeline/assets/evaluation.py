@@ -95,7 +95,7 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
         path = Path(qa) if Path(qa).is_absolute() else REPO_ROOT / qa
         items = load_qa(path, "auto", (REPO_ROOT / config.source_map) if config.source_map else None)
         metrics, results = run_evaluation(items, retrievers, answer, k=config.k,
-                                          embed=partial(snapshot.base.encode, fixed_shape=True), judge=judge, progress=False)
+                                          embed=partial(snapshot.base.encode, stable=True), judge=judge, progress=False)
         metrics["answerer"] = f"llm:{client.model}" if answer_llm is not None else "extractive"
         out = cfg.storage_root / "eval" / path.stem
         written = write_outputs(out, metrics, results, reproduced=f"eval_reports asset, {qa}")

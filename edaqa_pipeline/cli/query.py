@@ -220,7 +220,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             return batch.line()
 
     metrics, rows = run_evaluation(items, retrievers, answer, k=args.k,
-                                   embed=partial(snapshot.base.encode, fixed_shape=True), judge=judge,
+                                   embed=partial(snapshot.base.encode, stable=True), judge=judge,
                                    progress=not args.no_progress, extra_scores=extra, status=status)
     metrics["answerer"] = answerer
     if judge is not None:

@@ -181,7 +181,7 @@ class MemoEmbed:
     Every method is scored against the same reference facts, and most methods' answers share
     sentences, so one evaluation asks for the same texts many times over (the sample report:
     20 methods x 14 questions). Pass an ``embed`` whose vectors do not depend on the other
-    texts of a call (``partial(encoder.encode, fixed_shape=True)``): then a text's vector, and
+    texts of a call (``partial(encoder.encode, stable=True)``): then a text's vector, and
     every score, is the same whichever call first asked for it and whichever methods ran."""
 
     def __init__(self, embed: Embed) -> None:

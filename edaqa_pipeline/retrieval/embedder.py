@@ -1,15 +1,14 @@
-"""The one incremental embedder: reuse known vectors, encode the rest in one batch.
+"""The one incremental embedder: reuse known vectors, encode the rest in one call.
 
 Every vector table (chunks, unit summaries, element summaries, ChipKG nodes, tuned vectors)
 keys its rows by ``(kind, item id, text hash, encoder id)``: a vector is reused exactly when
 the same item has the same text under the same model, and a changed text, a changed model or
-a new adapter re-encodes it. ``embed`` encodes every missing text of a call in one batched
-encoder call, so a build of many documents pays for one batch, not one per document.
+a new adapter re-encodes it. ``embed`` encodes every missing text of a call in one encoder
+call, so a build of many documents keeps every core busy once, not once per document.
 
-Bytes do not depend on the batch: texts are encoded with length-bucketed padding
-(``Encoder.encode(..., fixed_shape=True)``), so a vector is the same whether its text was
-encoded alone, with its own document or with the whole corpus, and an incremental build
-equals a full one byte for byte.
+Bytes do not depend on the call: every text is encoded alone (``Encoder.encode(...,
+stable=True)``), so a vector is the same whether its text was encoded with its own document
+or with the whole corpus, and an incremental build equals a full one byte for byte.
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ class Embedder:
         missing = list(dict.fromkeys(k for k in keys if k not in self.known))
         if missing:
             text_of = {self.key(kind, i, t): t for i, t in zip(ids, texts, strict=True)}
-            fresh = self.encoder.encode([text_of[k] for k in missing], fixed_shape=True)
+            fresh = self.encoder.encode([text_of[k] for k in missing], stable=True)
             self.known.update(zip(missing, fresh, strict=True))
         self.encoded += len(missing)
         self.reused += len(keys) - len(missing)

@@ -9,15 +9,21 @@ separate slot, ``function_encoder``. Until a trained adapter exists it IS the ba
 ``fa_hybrid`` then differs from plain dense retrieval only through the unit path, and the code
 reports ``function_encoder.is_base = True`` so nobody mistakes it for a trained model.
 
-Determinism: with dynamic padding a vector depends slightly (1e-7) on the other texts of its
-batch (the padded length changes the matrix shapes). ``encode(..., fixed_shape=True)`` pads
-every text to its own length rounded up to 32 tokens and batches it only with texts of that
-padded length, which makes each vector bit-identical whatever else is encoded in the same call
-and whatever the batch size (``test_stored_vectors`` checks it), at close to the speed of
-dynamic padding. Every stored vector table uses it (``retrieval.embedder``), so re-embedding
-only what changed gives the same bytes as a full rebuild.
+Determinism: a stored vector must be a function of its text alone, or an incremental build
+(which re-encodes only what changed) cannot equal a full one byte for byte. Batching breaks
+that: a row's floats depend (at 1e-7) on the matrix shapes of the batch it rode in, through
+padding and through the BLAS kernel chosen for the batch's size. Bucketed padding (every text
+padded to a multiple of 32 tokens, batched only with its bucket) fixed the first cause and not
+the second: on one CI machine a 32-token text encoded alone differed from the same text in a
+batch of three. ``encode(..., stable=True)`` therefore encodes every text alone, at its own
+length, each forward pass on one intra-op thread, the texts spread over one Python worker per
+core (``_encode_stable``): no batch, no padding and no thread split can reach a vector, and
+the build is as fast as sentence-transformers' own batched encode (12.2 vs 13.8 s for 407
+chunk-sized texts on 2 cores; ``benchmarks/index_corpus.py`` measures the build). Every stored
+vector table uses it (``retrieval.embedder``); ``test_stored_vectors`` checks the bytes alone,
+among other texts, in any order and under any thread count.
 
-Queries (``encode`` without ``fixed_shape``) run on ONNX Runtime when it is available
+Queries (``encode`` without ``stable``) run on ONNX Runtime when it is available
 (``onnx_query``: the same model exported locally, 3x faster for one short text, vectors equal
 to 1e-7); stored vectors always come from PyTorch.
 
@@ -32,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -106,60 +113,48 @@ class Encoder:
         with _ONNX_LOCK:  # one export per model, not one per thread asking at once
             return _onnx(self.path, self.adapter)
 
-    def encode(self, texts: list[str], *, fixed_shape: bool = False, batch_size: int = 32) -> np.ndarray:
-        """L2-normalised float32 vectors, shape (len(texts), dim)."""
+    def encode(self, texts: list[str], *, stable: bool = False, batch_size: int = 32) -> np.ndarray:
+        """L2-normalised float32 vectors, shape (len(texts), dim). ``stable=True`` for vectors
+        that are stored or compared across calls: each a function of its text alone (module
+        docstring); otherwise queries on ONNX Runtime, long lists in PyTorch batches."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if not fixed_shape and len(texts) <= onnx_query.MAX_TEXTS and (fast := self.query_model()) is not None:
+        if not stable and len(texts) <= onnx_query.MAX_TEXTS and (fast := self.query_model()) is not None:
             return fast.encode(texts)  # queries: ONNX Runtime (onnx_query's docstring)
         model = self.model()
         with _LOCK:
-            if fixed_shape:
-                return _encode_fixed_shape(model, texts, batch_size)
+            if stable:
+                return _encode_stable(model, texts)
             vecs = model.encode(
                 texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(vecs, dtype=np.float32)
 
 
-PAD_BUCKET = 32  # padded lengths are multiples of this many tokens
-# Tokens per forward pass of a stored-vector batch: a 256-token bucket goes 8 texts at a time,
-# buckets of 64 tokens or less keep ``batch_size``. The attention activations of a batch grow
-# with rows x length^2, so 32 texts of 256 tokens were the build's peak of memory: encoding
-# openroad-2024's 857 chunk texts peaked at 971-979 MiB with 32 rows, 758-760 MiB with 8, in
-# the same 18-20 s and with byte-identical vectors (a row does not depend on its batch);
-# 4 rows were 14% slower.
-MAX_BATCH_TOKENS = 2048
-
-
-def batch_rows(length: int, batch_size: int) -> int:
-    """Texts per forward pass for one padded ``length``: ``batch_size``, fewer for long texts."""
-    return max(1, min(batch_size, MAX_BATCH_TOKENS // max(length, 1)))
-
-
-def _encode_fixed_shape(model, texts: list[str], batch_size: int) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Each text padded to its own length rounded up to ``PAD_BUCKET`` tokens, and batched
-    only with texts of the same padded length (``batch_rows`` of them at a time): a row's
-    result depends on its text alone (not on the other texts of the call, nor on the batch
-    size), at close to the speed of dynamic padding."""
+def _encode_stable(model, texts: list[str]) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Every text in a forward pass of its own (a batch of one, unpadded), on one intra-op
+    thread; the texts spread over ``torch.get_num_threads()`` Python workers, so the cores
+    stay busy without any pass being split across threads. A row depends on its text alone:
+    not on the other texts, their order, the batch size or the number of cores."""
     import torch
 
-    limit = model.max_seq_length
-    lengths = [len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=limit)["input_ids"]]
-    padded = [min(limit, -(-n // PAD_BUCKET) * PAD_BUCKET) for n in lengths]
-    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
-    for length in sorted(set(padded)):
-        rows = [i for i, p in enumerate(padded) if p == length]
-        step = batch_rows(length, batch_size)
-        for start in range(0, len(rows), step):
-            batch = rows[start : start + step]
-            features = model.tokenizer([texts[i] for i in batch], padding="max_length",
-                                       truncation=True, max_length=length, return_tensors="pt")
-            with torch.inference_mode():
-                vectors = model(dict(features))["sentence_embedding"]
-                vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
-            out[batch] = vectors.cpu().numpy().astype(np.float32)
-    return out
+    tokens = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)
+    names = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in tokens]
+
+    def encode_one(i: int) -> np.ndarray:
+        features = {name: torch.tensor([tokens[name][i]]) for name in names}
+        with torch.inference_mode():
+            vector = model(features)["sentence_embedding"]
+            return torch.nn.functional.normalize(vector, p=2, dim=1)[0].cpu().numpy()
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the intra-op pool; each worker sets its own OpenMP count too
+    try:
+        with ThreadPoolExecutor(max(1, threads), initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            rows = list(pool.map(encode_one, range(len(texts))))
+    finally:
+        torch.set_num_threads(threads)
+    return np.vstack(rows).astype(np.float32, copy=False)
 
 
 @lru_cache(maxsize=8)

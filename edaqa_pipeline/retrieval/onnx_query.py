@@ -4,7 +4,7 @@ Why: a question is one short text, and for one short text PyTorch's per-call ove
 of the cost. Measured on the project machine (2 cores, quiet), all-MiniLM-L6-v2, one query:
 12.4 ms with PyTorch, 4.3 ms with ONNX Runtime, vectors equal to 1.1e-7. For batches of
 chunk texts the two run at the same speed (10.6 vs 10.8 s for 300 chunks), so stored vectors
-stay on PyTorch (``encoders._encode_fixed_shape``: their bytes are what incremental builds
+stay on PyTorch (``encoders._encode_stable``: their bytes are what incremental builds
 compare); int8 dynamic quantisation was 1.75x faster on batches but moved the vectors (mean
 cosine 0.94 to fp32), so it is not used.
 

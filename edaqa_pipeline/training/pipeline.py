@@ -81,7 +81,7 @@ def unit_base_vectors(units: pl.DataFrame, unit_embeddings: pl.DataFrame | None,
         if u in known:
             vectors[i] = np.asarray(known[u], dtype=np.float32)
     if missing:
-        fresh = encoder.encode([units["summary"][i] for i in missing], fixed_shape=True)
+        fresh = encoder.encode([units["summary"][i] for i in missing], stable=True)
         vectors[missing] = fresh
     return vectors
 
