@@ -16,16 +16,18 @@ padding and through the BLAS kernel chosen for the batch's size. Bucketed paddin
 padded to a multiple of 32 tokens, batched only with its bucket) fixed the first cause and not
 the second: on one CI machine a 32-token text encoded alone differed from the same text in a
 batch of three. ``encode(..., stable=True)`` therefore encodes every text alone, at its own
-length, each forward pass on one intra-op thread, the texts spread over one Python worker per
-core (``_encode_stable``): no batch, no padding and no thread split can reach a vector, and
-the build is as fast as sentence-transformers' own batched encode (12.2 vs 13.8 s for 407
-chunk-sized texts on 2 cores; ``benchmarks/index_corpus.py`` measures the build). Every stored
-vector table uses it (``retrieval.embedder``); ``test_stored_vectors`` checks the bytes alone,
-among other texts, in any order and under any thread count.
+length, each pass on one thread, the texts spread over one worker thread per core: no batch,
+no padding and no thread split can reach a vector. Every stored vector table uses it
+(``retrieval.embedder``); ``test_stored_vectors`` checks the bytes alone, among other texts,
+in any order and under any thread count.
 
-Queries (``encode`` without ``stable``) run on ONNX Runtime when it is available
-(``onnx_query``: the same model exported locally, 3x faster for one short text, vectors equal
-to 1e-7); stored vectors always come from PyTorch.
+Backend: ONNX Runtime (``onnx_encoder``: the same model exported locally once, validated
+against PyTorch, vectors equal to 2e-7), for stored vectors and queries alike; PyTorch when
+ONNX Runtime is off (``EDAQA_ENCODER_BACKEND=torch``) or the export fails. Measured on 2 cores
+for 407 chunk-sized texts, each alone: 7.1 s on ONNX Runtime, 12.4 s on PyTorch, against
+13.8 s for sentence-transformers' own batched ``encode`` (the floor of issue 16). A process
+whose export is validated (its sidecar) never imports torch to encode: a re-index of one
+document neither.
 
 Width and identity: an encoder's vector width is read from the model (``Encoder.dim``), never
 assumed, and ``Encoder.encoder_id`` is derived from the model's files (config and weights
@@ -45,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edaqa_pipeline.retrieval import onnx_query
+from edaqa_pipeline.retrieval import onnx_encoder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -104,12 +106,12 @@ class Encoder:
         return _load(self.path)
 
     def warm(self) -> None:
-        """Load what the next query encoding needs: the ONNX twin, else the PyTorch model."""
-        if self.query_model() is None:
+        """Load what the next encoding needs: the ONNX twin, else the PyTorch model."""
+        if self.onnx_model() is None:
             self.model()
 
-    def query_model(self):  # type: ignore[no-untyped-def]
-        """The ONNX Runtime twin used for short unpadded lists (queries), or None."""
+    def onnx_model(self):  # type: ignore[no-untyped-def]
+        """The ONNX Runtime twin (stored vectors and queries), or None (PyTorch encodes)."""
         with _ONNX_LOCK:  # one export per model, not one per thread asking at once
             return _onnx(self.path, self.adapter)
 
@@ -119,8 +121,11 @@ class Encoder:
         docstring); otherwise queries on ONNX Runtime, long lists in PyTorch batches."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if not stable and len(texts) <= onnx_query.MAX_TEXTS and (fast := self.query_model()) is not None:
-            return fast.encode(texts)  # queries: ONNX Runtime (onnx_query's docstring)
+        fast = self.onnx_model()
+        if stable and fast is not None:
+            return fast.encode_each(texts, workers=cpu_workers())
+        if not stable and len(texts) <= onnx_encoder.MAX_TEXTS and fast is not None:
+            return fast.encode(texts)  # queries: ONNX Runtime (onnx_encoder's docstring)
         model = self.model()
         with _LOCK:
             if stable:
@@ -131,9 +136,15 @@ class Encoder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def cpu_workers() -> int:
+    """Worker threads for stored vectors: the cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _encode_stable(model, texts: list[str]) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Every text in a forward pass of its own (a batch of one, unpadded), on one intra-op
-    thread; the texts spread over ``torch.get_num_threads()`` Python workers, so the cores
+    """PyTorch's stable path (no ONNX Runtime): every text in a forward pass of its own (a
+    batch of one, unpadded), on one intra-op thread; the texts spread over
+    ``torch.get_num_threads()`` Python workers, so the cores
     stay busy without any pass being split across threads. A row depends on its text alone:
     not on the other texts, their order, the batch size or the number of cores."""
     import torch
@@ -160,18 +171,18 @@ def _encode_stable(model, texts: list[str]) -> np.ndarray:  # type: ignore[no-un
 @lru_cache(maxsize=8)
 def _onnx(path: str, adapter: str):  # type: ignore[no-untyped-def]
     """The model's ONNX Runtime twin for unpadded (query) encoding, or None (PyTorch)."""
-    if not onnx_query.enabled():
+    if not onnx_encoder.enabled():
         return None
     encoder = Encoder(path=path, adapter=adapter)
     fingerprint = files_fingerprint(path, adapter)
-    cached = onnx_query.load_cached(encoder.encoder_id, fingerprint)  # no PyTorch model needed
-    return cached if cached is not None else onnx_query.load(encoder.model(), encoder.encoder_id, fingerprint)
+    cached = onnx_encoder.load_cached(encoder.encoder_id, fingerprint)  # no PyTorch model needed
+    return cached if cached is not None else onnx_encoder.load(encoder.model(), encoder.encoder_id, fingerprint)
 
 
 @lru_cache(maxsize=8)
 def _dimension(path: str, adapter: str) -> int:
     # recorded when the export of these very files was validated
-    known = onnx_query.cached_dim(model_id(path, adapter), files_fingerprint(path, adapter))
+    known = onnx_encoder.cached_dim(model_id(path, adapter), files_fingerprint(path, adapter))
     if known is not None:
         return known
     model = Encoder(path=path, adapter=adapter).model()

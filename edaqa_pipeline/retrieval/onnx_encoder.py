@@ -1,12 +1,13 @@
-"""Query encoding on ONNX Runtime: the same sentence-transformers model, exported locally.
+"""Encoding on ONNX Runtime: the same sentence-transformers model, exported locally.
 
-Why: a question is one short text, and for one short text PyTorch's per-call overhead is most
-of the cost. Measured on the project machine (2 cores, quiet), all-MiniLM-L6-v2, one query:
-12.4 ms with PyTorch, 4.3 ms with ONNX Runtime, vectors equal to 1.1e-7. For batches of
-chunk texts the two run at the same speed (10.6 vs 10.8 s for 300 chunks), so stored vectors
-stay on PyTorch (``encoders._encode_stable``: their bytes are what incremental builds
-compare); int8 dynamic quantisation was 1.75x faster on batches but moved the vectors (mean
-cosine 0.94 to fp32), so it is not used.
+Why: PyTorch's per-call overhead is most of the cost of a small forward pass, and both of the
+project's encodings are small passes. A question is one short text: 12.4 ms with PyTorch,
+4.3 ms with ONNX Runtime (2 cores, quiet, all-MiniLM-L6-v2). A stored vector is one text
+encoded alone (``encoders``' docstring: a vector must be a function of its text, so no
+batch): 407 chunk-sized texts took 7.1 s on ONNX Runtime against 12.4 s with PyTorch and
+13.8 s for sentence-transformers' own batched ``encode`` (the floor issue 16 measures
+against), vectors equal to 1.9e-7. Int8 dynamic quantisation was 1.75x faster on batches but
+moved the vectors (mean cosine 0.94 to fp32), so it is not used.
 
 sentence-transformers' own ONNX backend needs ``optimum-onnx``, whose releases (<= 0.1.0)
 require transformers < 4.58 while sentence-transformers 6.2 requires >= 5: it cannot be
@@ -16,20 +17,20 @@ exactly what ``SentenceTransformer.forward`` does; it needs the ``onnx`` package
 ``onnxruntime`` (both pinned in requirements/base.txt).
 
 Each model is exported once per machine into ``EDAQA_ONNX_CACHE`` (default
-``~/.cache/edaqa/onnx``), named by its content-derived ``encoder_id`` (a trained adapter has
-its own, about 90 MB each) and a digest of the library versions and this exporter's version,
-written to a temporary file and renamed, so concurrent processes never read half a file. At
-load the session encodes two probe texts and is used only if it agrees with PyTorch to
-``MAX_DIFF``; a damaged file is exported again once. ``EDAQA_QUERY_BACKEND=torch`` turns it
-off; any failure falls back to PyTorch with one warning, never an error. Only short lists
-(``MAX_TEXTS``, a question and its sub-queries) take this path: the session pads a call to
-its longest text, which suits a query, not a corpus.
+``~/.cache/edaqa/onnx``; 1.3 s for MiniLM), named by its content-derived ``encoder_id`` (a
+trained adapter has its own, about 90 MB each) and a digest of the library versions and this
+exporter's version, written to a temporary file and renamed, so concurrent processes never
+read half a file. At load the session encodes probe texts and is used only if it agrees with
+PyTorch to ``MAX_DIFF``; a damaged file is exported again once. ``EDAQA_ENCODER_BACKEND=torch``
+turns it off (every encoding on PyTorch; stored vectors then differ from ONNX Runtime's at
+1e-7, so build and re-index under the same setting); any failure falls back to PyTorch with
+one warning, never an error.
 
 Beside each export lies ``<name>.json``: the vector width, the graph's inputs, the model's
 tokenizer (the ``tokenizers`` definition the export was validated with) and PyTorch's vectors
 of the probe texts. A later process loads the session from these alone (:func:`load_cached`)
-and validates it against the stored vectors, so answering a question never imports torch,
-transformers or sentence-transformers (``edaqa ask``: about 5 s of its start-up).
+and validates it against the stored vectors, so answering a question, and re-indexing a
+document, never imports torch, transformers or sentence-transformers.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import os
 import tempfile
 import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,12 +52,12 @@ import numpy as np
 from edaqa_pipeline.storage.atomic import write_json
 
 LOG = logging.getLogger(__name__)
-BACKEND_ENV = "EDAQA_QUERY_BACKEND"
+BACKEND_ENV = "EDAQA_ENCODER_BACKEND"
 CACHE_ENV = "EDAQA_ONNX_CACHE"
 THREADS_ENV = "EDAQA_ONNX_THREADS"
 OPSET = 17
 EXPORTER_VERSION = "1"  # bump when _export changes what it writes
-MAX_TEXTS = 8  # longer lists are encoded by PyTorch in padded batches
+MAX_TEXTS = 8  # longer unstable lists are encoded by PyTorch in padded batches
 MAX_DIFF = 1e-5  # largest difference to PyTorch at load for the session to be used
 PROBES = ("What is the default of -sink_clustering_size?",
           "How do I enable sink clustering in CTS before global routing and detailed routing?",
@@ -64,7 +66,7 @@ _EXPORT_LOCK = threading.Lock()  # torch.onnx.export is not thread-safe
 
 
 def enabled() -> bool:
-    """ONNX query encoding unless ``EDAQA_QUERY_BACKEND=torch``."""
+    """ONNX Runtime encoding unless ``EDAQA_ENCODER_BACKEND=torch``."""
     return os.environ.get(BACKEND_ENV, "onnx").strip().lower() != "torch"
 
 
@@ -73,8 +75,10 @@ def cache_dir() -> Path:
 
 
 @dataclass
-class OnnxQueryModel:
-    """A session over one exported model; ``encode`` returns L2-normalised float32 rows."""
+class OnnxEncoder:
+    """A session over one exported model; ``encode`` (a question and its sub-queries, padded
+    to the longest) and ``encode_each`` (stored vectors, each text alone) return L2-normalised
+    float32 rows."""
 
     session: Any
     tokenizer: Any  # a tokenizers.Tokenizer with the model's truncation and padding
@@ -82,17 +86,44 @@ class OnnxQueryModel:
     dim: int
     path: Path
     lock: threading.Lock = field(default_factory=threading.Lock)  # encode_batch from many threads
+    _single: Any = field(default=None, repr=False)  # the one-thread session of encode_each
 
     def encode(self, texts: list[str]) -> np.ndarray:
         with self.lock:
             encodings = self.tokenizer.encode_batch(list(texts))
+        vectors = np.asarray(self.session.run(None, self._feeds(encodings))[0], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def encode_each(self, texts: list[str], workers: int) -> np.ndarray:
+        """Every text in a run of its own (unpadded) on a one-thread session, the texts spread
+        over ``workers`` threads (``session.run`` is thread-safe): a row depends on its text
+        alone, not on the other texts, their order or the number of workers."""
+        with self.lock:
+            encodings = [self.tokenizer.encode(text) for text in texts]  # alone: no padding
+        session = self.single_thread_session()
+
+        def run_one(encoding: Any) -> np.ndarray:
+            vector = np.asarray(session.run(None, self._feeds([encoding]))[0][0], dtype=np.float32)
+            return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+        with ThreadPoolExecutor(max(1, workers)) as pool:
+            return np.vstack(list(pool.map(run_one, encodings))).astype(np.float32, copy=False)
+
+    def single_thread_session(self) -> Any:
+        """The session itself when it runs on one thread (the default), else a second one that
+        does: a stored vector must not depend on how ``EDAQA_ONNX_THREADS`` splits a pass."""
+        if self._single is None:
+            with self.lock:
+                if self._single is None:
+                    self._single = self.session if _threads() == 1 else _session(self.path, threads=1)
+        return self._single
+
+    def _feeds(self, encodings: list[Any]) -> dict[str, np.ndarray]:
         columns = {"input_ids": [e.ids for e in encodings],
                    "attention_mask": [e.attention_mask for e in encodings],
                    "token_type_ids": [e.type_ids for e in encodings]}
-        feeds = {name: np.asarray(columns[name], dtype=np.int64) for name in self.input_names}
-        vectors = np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+        return {name: np.asarray(columns[name], dtype=np.int64) for name in self.input_names}
 
 
 def _tokenizer(definition: str, max_length: int, pad_id: int, pad_token: str, pad_type_id: int = 0,
@@ -173,8 +204,12 @@ def sidecar_path(model_key: str) -> Path:
     return cache_path(model_key).with_suffix(".json")
 
 
-def _session(target: Path) -> Any:
-    """An ORT session over ``target``, tuned for one short query at a time."""
+def _threads() -> int:
+    return int(os.environ.get(THREADS_ENV, "1"))
+
+
+def _session(target: Path, threads: int | None = None) -> Any:
+    """An ORT session over ``target``, tuned for one short text at a time."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -186,11 +221,12 @@ def _session(target: Path) -> Any:
     # encodings of a question run side by side (its p50 22 -> 16-20 ms; a single encoding
     # pays 1-3 ms for it). EDAQA_ONNX_THREADS=0 gives ORT's default thread count.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.intra_op_num_threads = int(os.environ.get(THREADS_ENV, "1"))
+    # Stored vectors always take a one-thread session (``OnnxEncoder.single_thread_session``).
+    options.intra_op_num_threads = _threads() if threads is None else threads
     return ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
 
 
-def _difference(fast: OnnxQueryModel, reference: np.ndarray) -> float:
+def _difference(fast: OnnxEncoder, reference: np.ndarray) -> float:
     """The largest difference to ``reference`` (PyTorch's probe vectors), probes one at a time
     and together."""
     together = fast.encode(list(PROBES))
@@ -198,7 +234,7 @@ def _difference(fast: OnnxQueryModel, reference: np.ndarray) -> float:
     return float(max(np.abs(together - reference).max(), np.abs(alone - reference).max()))
 
 
-def _write_sidecar(path: Path, fast: OnnxQueryModel, spec: dict[str, Any], reference: np.ndarray,
+def _write_sidecar(path: Path, fast: OnnxEncoder, spec: dict[str, Any], reference: np.ndarray,
                    fingerprint: str) -> None:
     """Written after a validation against PyTorch passed."""
     write_json(path, {"dim": fast.dim, "input_names": list(fast.input_names), "tokenizer": spec,
@@ -206,7 +242,7 @@ def _write_sidecar(path: Path, fast: OnnxQueryModel, spec: dict[str, Any], refer
                       "reference": reference.astype(float).tolist()})
 
 
-def load(model: Any, model_key: str, fingerprint: str = "") -> OnnxQueryModel | None:
+def load(model: Any, model_key: str, fingerprint: str = "") -> OnnxEncoder | None:
     """The ONNX twin of a loaded SentenceTransformer (exported on first use), or None when
     ONNX query encoding is off, the model cannot be exported, or the export disagrees with
     PyTorch (the caller uses PyTorch). ``fingerprint`` names the model's files as they are
@@ -217,7 +253,7 @@ def load(model: Any, model_key: str, fingerprint: str = "") -> OnnxQueryModel | 
         return _load(model, model_key, fingerprint)
 
 
-def _load(model: Any, model_key: str, fingerprint: str) -> OnnxQueryModel | None:
+def _load(model: Any, model_key: str, fingerprint: str) -> OnnxEncoder | None:
     try:
         names = tuple(n for n in ("input_ids", "attention_mask", "token_type_ids")
                       if n in model.tokenizer(["x"]))
@@ -231,7 +267,7 @@ def _load(model: Any, model_key: str, fingerprint: str) -> OnnxQueryModel | None
             session = _session(target)
         inputs = tuple(i.name for i in session.get_inputs())  # what the graph kept
         spec = _tokenizer_spec(model)
-        fast = OnnxQueryModel(session, _tokenizer(**spec), inputs, int(model.get_embedding_dimension()), target)
+        fast = OnnxEncoder(session, _tokenizer(**spec), inputs, int(model.get_embedding_dimension()), target)
         reference = np.asarray(model.encode(list(PROBES), normalize_embeddings=True,
                                             show_progress_bar=False), dtype=np.float32)
         diff = _difference(fast, reference)
@@ -263,7 +299,7 @@ def cached_dim(model_key: str, fingerprint: str) -> int | None:
     return int(record["dim"]) if record and "dim" in record else None
 
 
-def load_cached(model_key: str, fingerprint: str) -> OnnxQueryModel | None:
+def load_cached(model_key: str, fingerprint: str) -> OnnxEncoder | None:
     """The session of a validated export, without loading the PyTorch model, or None (no export
     yet, a damaged one, one made from other model files (``fingerprint``), or a session that no
     longer reproduces the stored vectors: :func:`load` then exports and validates again)."""
@@ -272,7 +308,7 @@ def load_cached(model_key: str, fingerprint: str) -> OnnxQueryModel | None:
         return None
     try:
         target = cache_path(model_key)
-        fast = OnnxQueryModel(_session(target), _tokenizer(**record["tokenizer"]),
+        fast = OnnxEncoder(_session(target), _tokenizer(**record["tokenizer"]),
                               tuple(record["input_names"]), int(record["dim"]), target)
         if _difference(fast, np.asarray(record["reference"], dtype=np.float32)) <= MAX_DIFF:
             return fast
