@@ -75,6 +75,7 @@ from edaqa_pipeline.resources import (
     CorpusParquetIOManager,
     PipelineSettings,
 )
+from edaqa_pipeline.storage.tables import compact
 from edaqa_pipeline.validation.expectations import run_suite
 
 SHOWN = 50  # failed documents listed in a check's metadata
@@ -169,9 +170,10 @@ def document_asset(*, code_version: str, batch: bool = False,
 
 
 def _collect(value: Any) -> DocumentResult:
-    """A per-document function's yields (``Output`` + check results) as a DocumentResult."""
+    """A per-document function's yields (``Output`` + check results) as a DocumentResult,
+    its frame compacted (``_held``)."""
     if isinstance(value, DocumentResult):
-        return value
+        return _held(value)
     result = DocumentResult()
     for item in value if inspect.isgenerator(value) or isinstance(value, list) else [value]:
         if isinstance(item, Output):
@@ -181,6 +183,19 @@ def _collect(value: Any) -> DocumentResult:
             result.checks.append(item)
         elif isinstance(item, pl.DataFrame):
             result.frame = item
+    return _held(result)
+
+
+def _held(result: DocumentResult) -> DocumentResult:
+    """The result as the step holds it until the IO manager writes every document: its frame
+    compacted (``storage.tables.compact``), and the pending expectation suite pointed at the
+    compacted frame, so the builder's buffers are freed now, not at the end of the step."""
+    if result.frame is None:
+        return result
+    original, result.frame = result.frame, compact(result.frame)
+    result.checks = [PendingExpectations(c.asset, result.frame)
+                     if isinstance(c, PendingExpectations) and c.df is original else c
+                     for c in result.checks]
     return result
 
 
@@ -301,7 +316,7 @@ def _compute(spec: DocumentAssetSpec, context: AssetExecutionContext, todo: list
         if isinstance(returned, tuple):  # (results, metadata of the whole step)
             returned, extra = returned
             step_metadata.update({f"batch_{k}": v for k, v in extra.items()})
-        results = dict(returned)
+        results = {key: _held(result) for key, result in dict(returned).items()}
         for key, result in results.items():
             if result.error:
                 if not isolate:

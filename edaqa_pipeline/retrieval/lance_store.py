@@ -91,13 +91,12 @@ def upsert_documents_rows(
         stale += [i for i in existing.column(id_column).to_pylist() if i not in keep]
     for start in range(0, len(stale), 500):
         table.delete(f"{id_column} IN ({', '.join(_quote(s) for s in stale[start : start + 500])})")
-    if data.num_rows:
-        (
-            table.merge_insert(id_column)
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(data)
-        )
+    if not data.num_rows:
+        return
+    if table.count_rows() == 0:  # a fresh build: nothing to match (a merge cost 2.5x the memory)
+        table.add(data)
+        return
+    table.merge_insert(id_column).when_matched_update_all().when_not_matched_insert_all().execute(data)
 
 
 def delete_documents_not_in(uri: str, name: str, schema: pa.Schema, documents: set[str]) -> int:

@@ -8,10 +8,24 @@ assets to ``<tables>/<asset>.parquet`` and per-document partitions to
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
+
+
+def compact(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` in freshly allocated, exactly sized buffers (an Arrow IPC round trip in
+    memory); the values, dtypes and row order are unchanged.
+
+    Why: a frame built from Python rows keeps its builders' spare capacity. A per-document step
+    holds every document's output until the IO manager writes them, and on a 16x corpus the
+    ``elements`` outputs (66 MiB of data) held 770 MiB; compacted, 180 MiB."""
+    buffer = io.BytesIO()
+    frame.write_ipc(buffer, compression="uncompressed")
+    buffer.seek(0)
+    return pl.read_ipc(buffer, memory_map=False)
 
 
 def table_path(tables_dir: Path, asset: str) -> Path:

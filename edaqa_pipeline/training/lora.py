@@ -16,8 +16,10 @@ def make_lora_model(config: TrainConfig, base_path: str = ""):  # type: ignore[n
     from peft import LoraConfig, get_peft_model
     from sentence_transformers import SentenceTransformer
 
+    from edaqa_pipeline.retrieval.encoders import quiet_model_loading
     from edaqa_pipeline.settings import default_encoder_path
 
+    quiet_model_loading()  # no "Loading weights" bar in `edaqa index --quiet`
     torch.manual_seed(config.seed)
     model = SentenceTransformer(base_path or default_encoder_path(), device="cpu")
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
