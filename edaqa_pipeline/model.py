@@ -46,7 +46,8 @@ BLOCK_KINDS: tuple[str, ...] = (
     "figure",
 )
 
-_WS = re.compile(r"\s+")
+WHITESPACE_RUN = r"\s+"  # one definition: normalise_ws here, the semantic table hash in Polars
+_WS = re.compile(WHITESPACE_RUN)
 
 
 def normalise_ws(text: str) -> str:

@@ -679,6 +679,26 @@ def test_content_hash_sees_every_vector_component() -> None:
     assert content_hash(gaps) != content_hash(gaps.head(2))
 
 
+def test_hash_tells_nan_from_null_and_normalises_nested_strings() -> None:
+    """Rows are serialised as JSON by Polars, which writes NaN as null: floats are spelled out
+    first, in lists too. The semantic hash normalises whitespace in strings at any depth (an
+    element's ``out_edges`` are a list of structs)."""
+    schema = {"x": pl.Float64(), "xs": pl.List(pl.Float64()), "tags": pl.List(pl.String()),
+              "edges": pl.List(pl.Struct({"dst": pl.String(), "relation": pl.String()}))}
+    base = {"x": 1.5, "xs": [1.0, 2.0], "tags": ["a b"], "edges": [{"dst": "e 1", "relation": "next"}]}
+
+    def table(**changes: object) -> pl.DataFrame:
+        return pl.DataFrame([{**base, **changes}], schema=schema)
+
+    assert content_hash(table(x=float("nan"))) != content_hash(table(x=None))
+    assert content_hash(table(xs=[1.0, float("nan")])) != content_hash(table(xs=[1.0, None]))
+    assert content_hash(table(x=1.5)) != content_hash(table(x=1.25))
+    spaced = table(tags=["a \n  b"], edges=[{"dst": " e\t1 ", "relation": "next"}])
+    assert content_hash(spaced) != content_hash(table())
+    assert semantic_hash(spaced) == semantic_hash(table())
+    assert semantic_hash(table(edges=[{"dst": "e 2", "relation": "next"}])) != semantic_hash(table())
+
+
 def test_semantic_hash_ignores_line_numbers_and_whitespace() -> None:
     df = frame(extract_artifacts(blocks_of(GRID)), ARTIFACTS_SCHEMA)
     moved = df.with_columns(pl.col("start_line") + 10, pl.col("end_line") + 10)

@@ -52,10 +52,13 @@ def missing_partitions(tables_dir: Path, assets: Iterable[str], key: str) -> lis
 
 def read_partitions(tables_dir: Path, asset: str, keys: list[str]) -> pl.DataFrame | None:
     """The listed partitions of a per-document asset concatenated (missing ones skipped)."""
-    frames = [pl.read_parquet(p) for k in sorted(keys) if (p := partition_path(tables_dir, asset, k)).is_file()]
-    if not frames:
+    paths = [p for k in sorted(keys) if (p := partition_path(tables_dir, asset, k)).is_file()]
+    if not paths:
         return None
-    return pl.concat(frames, how="vertical_relaxed")
+    try:  # one multi-file read, in parallel (848 partitions: 0.1 s, one by one 0.35 s)
+        return pl.read_parquet(paths, hive_partitioning=False)  # a key may hold "="
+    except pl.exceptions.PolarsError:  # partitions whose schemas differ (an empty one's Null column)
+        return pl.concat([pl.read_parquet(p) for p in paths], how="vertical_relaxed")
 
 
 def drop_partition(tables_dir: Path, assets: tuple[str, ...], key: str) -> None:
