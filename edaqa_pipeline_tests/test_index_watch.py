@@ -1,0 +1,77 @@
+"""``edaqa index --watch``: the process stays after the first build and re-indexes what changed
+in the corpus, until Ctrl-C. Run for real: the CLI in a child process, a file edited on disk,
+the re-index read back from the storage root, SIGINT to stop it (by PID)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from edaqa_pipeline.storage.tables import read_partitions
+from edaqa_pipeline_tests.fixtures_index import copy_corpus
+
+pytestmark = pytest.mark.slow
+ADDED = "Watching the corpus re-indexes this sentence."
+
+
+def _lines(proc: subprocess.Popen[str]) -> queue.Queue[str]:
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line.rstrip("\n"))
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _wait_for(lines: queue.Queue[str], prefix: str, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line.startswith(prefix):
+            return line
+    raise AssertionError(f"no line starting {prefix!r} within {timeout} s")
+
+
+def test_watch_reindexes_an_edited_document_until_interrupted(tmp_path: Path) -> None:
+    corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
+    storage = tmp_path / "storage"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edaqa_pipeline.cli", "index", "--corpus", str(corpus), "--storage",
+         str(storage), "--quiet", "--watch", "0.2"],
+        env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True, start_new_session=True)
+    try:
+        lines = _lines(proc)
+        assert "indexed 2 documents" in _wait_for(lines, "indexed", 300)
+        _wait_for(lines, "watching", 30)
+        built = json.loads((storage / "manifest.json").read_text())
+        page = corpus / "pdn.md"
+        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{ADDED}\n", encoding="utf-8")
+        assert _wait_for(lines, "re-indexed", 120).startswith("re-indexed 1 documents, removed 0, failed 0")
+        chunks = read_partitions(storage / "tables", "chunks", ["pdn.md"])
+        assert chunks is not None and any(ADDED in text for text in chunks["text"].to_list())
+        again = json.loads((storage / "manifest.json").read_text())
+        assert again["tables"]["chunks"]["content_hash"] != built["tables"]["chunks"]["content_hash"]
+        assert again["tables"]["parsed_documents"]["rows"] > built["tables"]["parsed_documents"]["rows"]
+        os.kill(proc.pid, signal.SIGINT)
+        _wait_for(lines, "stopped watching", 60)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
