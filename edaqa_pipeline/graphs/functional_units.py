@@ -201,7 +201,9 @@ def assemble_units(
     art_ids = set(relevant["artifact_ids"].explode().drop_nulls().to_list())
     chunk_ids_needed = set(relevant["chunk_ids"].explode().drop_nulls().to_list())
     art_by_id = {r["artifact_id"]: r for r in artifacts.filter(pl.col("artifact_id").is_in(list(art_ids))).iter_rows(named=True)}
-    chunk_by_id = {r["chunk_id"]: r for r in chunks.filter(pl.col("chunk_id").is_in(list(chunk_ids_needed))).iter_rows(named=True)}
+    # a chunk is only looked up by id here: its text columns never become Python strings
+    chunk_by_id = {r["chunk_id"]: r for r in chunks.filter(pl.col("chunk_id").is_in(list(chunk_ids_needed)))
+                   .select("chunk_id").iter_rows(named=True)}
     # Chunk ids are derived from the chunk's content (not its formatting), so they key units.
     chunk_hash = {cid: cid for cid in chunk_by_id}
 
