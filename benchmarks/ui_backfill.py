@@ -1,7 +1,7 @@
 """A UI backfill of every document against ``edaqa index`` of the same corpus (issue 16).
 
     .venv/bin/python benchmarks/ui_backfill.py ../shared/corpus/openroad-2024 [--workdir DIR]
-        [--executor in_process|multiprocess]
+        [--executor in_process|multiprocess] [--mode backfill|ranged-run]
 
 What a person does in the UI, through the same GraphQL API the UI calls: with ``dagster dev``
 (webserver + daemon, the repo's ``workspace.yaml``, the storage root's instance) on a free
@@ -19,6 +19,13 @@ The ratio backfill / index is the issue's figure (<= 1.2x). The daemon looks at 
 every 30 s (``DEFAULT_DAEMON_INTERVAL_SECONDS``, a Dagster constant) and the corpus assets can
 only be requested once the per-document run has finished, so a backfill carries at least one
 daemon interval more than ``edaqa index``; the webserver's start-up is not counted.
+
+``--mode ranged-run`` measures the other way the UI builds every partition: one run of the
+``build_index`` job launched from its Launchpad (GraphQL ``launchRun``, what the Launchpad's
+button sends) with the partition-range tags ``dagster/asset_partition_range_start`` / ``_end``
+over all documents, the run the corpus sensor and ``edaqa index`` make. It goes through the
+run queue (the daemon dequeues every 5 s) and the run launcher (a new process), not the
+backfill daemon; wall seconds from the launch to the run's end.
 """
 
 from __future__ import annotations
@@ -57,6 +64,24 @@ mutation Launch($params: LaunchBackfillParams!) {
   }
 }
 """
+LAUNCH_RUN = """
+mutation LaunchRun($params: ExecutionParams!) {
+  launchRun(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on InvalidSubsetError { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+    ... on UnauthorizedError { message }
+  }
+}
+"""
+RUN_STATUS = """
+query Run($id: ID!) {
+  runOrError(runId: $id) { __typename ... on Run { status } ... on PythonError { message } }
+}
+"""
+RUN_TERMINAL = {"SUCCESS", "FAILURE", "CANCELED"}
 STATUS = """
 query Backfill($id: String!) {
   partitionBackfillOrError(backfillId: $id) {
@@ -131,8 +156,60 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: 
     raise RuntimeError(f"dagster dev not ready after {timeout_s:.0f} s:\n{log.read_text()[-3000:]}")
 
 
+def _asset_backfill(base: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: float) -> tuple[str, str]:
+    """``launchPartitionBackfill`` of every asset over all partitions, polled to its end."""
+    from edaqa_pipeline.jobs import CORPUS_ASSETS, DOCUMENT_ASSETS
+
+    assets = [{"path": [name]} for name in (*DOCUMENT_ASSETS, *CORPUS_ASSETS)]
+    launched = _graphql(base, LAUNCH, {"params": {"assetSelection": assets, "allPartitions": True,
+                                                  "title": "benchmarks/ui_backfill.py"}})
+    launched = launched["launchPartitionBackfill"]
+    if launched["__typename"] != "LaunchBackfillSuccess":
+        raise RuntimeError(f"backfill not launched: {launched}")
+    backfill_id = launched["backfillId"]
+    status, deadline = "REQUESTED", time.monotonic() + timeout_s
+    while status not in TERMINAL:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"backfill {backfill_id} still {status} (server exited or "
+                               f"{timeout_s:.0f} s passed):\n{log.read_text()[-3000:]}")
+        time.sleep(2.0)
+        state = _graphql(base, STATUS, {"id": backfill_id})["partitionBackfillOrError"]
+        if state["__typename"] != "PartitionBackfill":
+            raise RuntimeError(f"backfill {backfill_id}: {state}")
+        status = state["status"]
+    return backfill_id, status
+
+
+def _ranged_run(base: str, proc: subprocess.Popen[bytes], log: Path, documents: list[str],
+                timeout_s: float) -> tuple[str, str]:
+    """The Launchpad's ``launchRun`` of ``build_index`` with the range tags over every
+    document (``sensors.range_tags``, what the sensor's requests carry), polled to its end."""
+    from edaqa_pipeline.assets.partitions import ISOLATE_FAILURES_TAG
+    from edaqa_pipeline.sensors import range_tags
+
+    tags = {**range_tags(documents, documents), ISOLATE_FAILURES_TAG: "1"}
+    params = {"selector": {"repositoryLocationName": "edaqa_pipeline", "repositoryName": "__repository__",
+                           "jobName": "build_index"},
+              "runConfigData": {}, "mode": "default",
+              "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in sorted(tags.items())]}}
+    launched = _graphql(base, LAUNCH_RUN, {"params": params})["launchRun"]
+    if launched["__typename"] != "LaunchRunSuccess":
+        raise RuntimeError(f"run not launched: {launched}")
+    run_id = launched["run"]["runId"]
+    status, deadline = "QUEUED", time.monotonic() + timeout_s
+    while status not in RUN_TERMINAL:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"run {run_id} still {status}:\n{log.read_text()[-3000:]}")
+        time.sleep(0.5)
+        state = _graphql(base, RUN_STATUS, {"id": run_id})["runOrError"]
+        if state["__typename"] != "Run":
+            raise RuntimeError(f"run {run_id}: {state}")
+        status = state["status"]
+    return run_id, status
+
+
 def backfill_with_ui(corpus: Path, storage: Path, documents: list[str], executor: str,
-                     timeout_s: float = 3600.0) -> dict[str, Any]:
+                     mode: str = "backfill", timeout_s: float = 3600.0) -> dict[str, Any]:
     from dagster import DagsterInstance, RunsFilter
 
     from edaqa_pipeline.cli.index import dagster_home
@@ -154,29 +231,18 @@ def backfill_with_ui(corpus: Path, storage: Path, documents: list[str], executor
                                 stderr=subprocess.STDOUT, preexec_fn=_reset_signals, start_new_session=True)
     try:
         _wait_ready(base, proc, log)
-        assets = [{"path": [name]} for name in (*DOCUMENT_ASSETS, *CORPUS_ASSETS)]
         started = time.perf_counter()
-        launched = _graphql(base, LAUNCH, {"params": {"assetSelection": assets, "allPartitions": True,
-                                                      "title": "benchmarks/ui_backfill.py"}})
-        launched = launched["launchPartitionBackfill"]
-        if launched["__typename"] != "LaunchBackfillSuccess":
-            raise RuntimeError(f"backfill not launched: {launched}")
-        backfill_id = launched["backfillId"]
-        status, deadline = "REQUESTED", time.monotonic() + timeout_s
-        while status not in TERMINAL:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"backfill {backfill_id} still {status} (server exited or "
-                                   f"{timeout_s:.0f} s passed):\n{log.read_text()[-3000:]}")
-            time.sleep(2.0)
-            state = _graphql(base, STATUS, {"id": backfill_id})["partitionBackfillOrError"]
-            if state["__typename"] != "PartitionBackfill":
-                raise RuntimeError(f"backfill {backfill_id}: {state}")
-            status = state["status"]
+        if mode == "ranged-run":
+            run_id, status = _ranged_run(base, proc, log, documents, timeout_s)
+            filters = RunsFilter(run_ids=[run_id])
+        else:
+            backfill_id, status = _asset_backfill(base, proc, log, timeout_s)
+            filters = RunsFilter(tags={"dagster/backfill": backfill_id})
         wall = time.perf_counter() - started
     finally:
         _stop(proc)
     with DagsterInstance.from_config(str(home)) as instance:
-        runs = instance.get_runs(RunsFilter(tags={"dagster/backfill": backfill_id}))
+        runs = instance.get_runs(filters)
         run_status = sorted(str(r.status.value) for r in runs)
     cfg = settings_for(corpus, storage)
     tables = table_summary(cfg.tables_dir, documents, DOCUMENT_ASSETS, CORPUS_ASSETS)
@@ -190,19 +256,23 @@ def main() -> None:
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--executor", default="in_process", choices=("in_process", "multiprocess"),
                         help="EDAQA_EXECUTOR of the UI's runs (edaqa index runs in-process)")
+    parser.add_argument("--mode", default="backfill", choices=("backfill", "ranged-run"),
+                        help="backfill: the asset backfill dialog; ranged-run: one build_index run "
+                        "from the Launchpad with the partition-range tags")
     args = parser.parse_args()
     corpus = Path(args.corpus).resolve()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="edaqa_backfill_"))
     workdir.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]
     cli = index_with_cli(corpus, workdir / "cli")
-    ui = backfill_with_ui(corpus, workdir / "ui", sorted(cli["documents"] + cli["failed"]), args.executor)
+    ui = backfill_with_ui(corpus, workdir / "ui", sorted(cli["documents"] + cli["failed"]), args.executor,
+                          args.mode)
     # every table of the UI build against the CLI's (a table only one side has differs)
     same = {k: ui["tables"][k] == cli["tables"].get(k) for k in ui["tables"]}
     print(f"corpus               {corpus} ({len(cli['documents'])} documents, {len(cli['failed'])} failed)")
     print(f"load (1 min)         {load:.2f} before, {os.getloadavg()[0]:.2f} after")
     print(f"edaqa index          {cli['wall_s']:.1f} s wall, {cli['cpu_s']:.1f} CPU-s")
-    print(f"UI backfill          {ui['wall_s']:.1f} s wall, status {ui['status']}, runs {ui['runs']} "
+    print(f"UI {args.mode:17s} {ui['wall_s']:.1f} s wall, status {ui['status']}, runs {ui['runs']} "
           f"(executor {args.executor})")
     print(f"backfill / index     {ui['wall_s'] / cli['wall_s']:.2f}x")
     print(f"tables equal         {sum(same.values())} of {len(same)}"
@@ -210,7 +280,7 @@ def main() -> None:
     print(json.dumps({"index_wall_s": round(cli["wall_s"], 2), "index_cpu_s": round(cli["cpu_s"], 2),
                       "backfill_wall_s": round(ui["wall_s"], 2), "ratio": round(ui["wall_s"] / cli["wall_s"], 3),
                       "runs": ui["runs"], "status": ui["status"], "tables_equal": all(same.values()),
-                      "executor": args.executor, "load_before": load}))
+                      "executor": args.executor, "mode": args.mode, "load_before": load}))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ BLOCK_KINDS: tuple[str, ...] = (
     "figure",
 )
 
-WHITESPACE_RUN = r"\s+"  # one definition: normalise_ws here, the semantic table hash in Polars
+WHITESPACE_RUN = r"[\s\x1c-\x1f]+"  # one definition: normalise_ws here, the semantic table hash in
+# Polars (Rust's \s lacks the separators \x1c-\x1f that Python's \s has)
 _WS = re.compile(WHITESPACE_RUN)
 
 
@@ -150,10 +151,18 @@ OCCURRENCES_SCHEMA: dict[str, pl.DataType] = {
 
 
 def frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    """Build a DataFrame with exactly ``schema``'s columns, also when ``rows`` is empty."""
+    """Build a DataFrame with exactly ``schema``'s columns, also when ``rows`` is empty.
+
+    Column by column: Polars' row constructor takes 2-3x the memory for list columns (the
+    16x corpus's unit table: +246 MiB for 9 MiB of data, column-wise +94)."""
     if not rows:
         return pl.DataFrame(schema=schema)
-    return pl.DataFrame(rows, schema=schema, strict=False).select(list(schema))
+    columns = {c: [r.get(c) for r in rows] for c in schema}
+    for name, values in columns.items():  # what the row constructor refused, refused here too
+        wanted = (list, tuple) if isinstance(schema[name], pl.List) else str if schema[name] == pl.String else None
+        if wanted and (bad := next((v for v in values if v is not None and not isinstance(v, wanted)), None)) is not None:
+            raise TypeError(f"column {name!r} ({schema[name]}): got {type(bad).__name__} {bad!r:.80}")
+    return pl.DataFrame(columns, schema=schema, strict=False)
 
 
 @dataclass(frozen=True)

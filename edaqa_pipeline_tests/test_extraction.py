@@ -34,6 +34,7 @@ from edaqa_pipeline.model import (
     CHUNKS_SCHEMA,
     OCCURRENCES_SCHEMA,
     frame,
+    normalise_ws,
 )
 from edaqa_pipeline.parsing.markdown import parse_markdown
 from edaqa_pipeline.storage.hashing import content_hash, semantic_hash
@@ -697,6 +698,54 @@ def test_hash_tells_nan_from_null_and_normalises_nested_strings() -> None:
     assert content_hash(spaced) != content_hash(table())
     assert semantic_hash(spaced) == semantic_hash(table())
     assert semantic_hash(table(edges=[{"dst": "e 2", "relation": "next"}])) != semantic_hash(table())
+
+
+def test_hash_keeps_apart_what_json_would_merge() -> None:
+    """A missing struct is not a struct of nulls (in a list too), struct fields count in name
+    order, a null vector component is not NaN, a float inside an array keeps its NaN, bytes
+    hash, and the whitespace rule is ``normalise_ws``'s (Python's ``\\s`` includes \\x1f)."""
+    edge = pl.Struct({"dst": pl.String(), "relation": pl.String()})
+    one = pl.DataFrame({"e": [None]}, schema={"e": edge})
+    nulls = pl.DataFrame({"e": [{"dst": None, "relation": None}]}, schema={"e": edge})
+    assert content_hash(one) != content_hash(nulls)
+    listed = {"e": pl.List(edge)}
+    assert content_hash(pl.DataFrame({"e": [[None]]}, schema=listed)) != content_hash(
+        pl.DataFrame({"e": [[{"dst": None, "relation": None}]]}, schema=listed))
+    ab = pl.DataFrame({"s": [{"a": 1, "b": 2}]})
+    ba = pl.DataFrame({"s": [{"b": 2, "a": 1}]})
+    assert content_hash(ab) == content_hash(ba)
+    vec = {"v": pl.Array(pl.Float32(), 2)}
+    assert content_hash(pl.DataFrame({"v": [[None, 1.0]]}, schema=vec)) != content_hash(
+        pl.DataFrame({"v": [[float("nan"), 1.0]]}, schema=vec))
+    nested = {"v": pl.List(pl.Array(pl.Float64(), 2))}
+    assert content_hash(pl.DataFrame({"v": [[[float("nan"), 1.0]]]}, schema=nested)) != content_hash(
+        pl.DataFrame({"v": [[[None, 1.0]]]}, schema=nested))
+    assert content_hash(pl.DataFrame({"b": [b"\x00"]})) != content_hash(pl.DataFrame({"b": [b"\x01"]}))
+    assert normalise_ws("a\x1fb") == "a b"
+    assert semantic_hash(pl.DataFrame({"t": ["a\x1fb"]})) == semantic_hash(pl.DataFrame({"t": ["a b"]}))
+
+
+def test_hashes_of_parts_equal_the_hashes_of_the_whole_table() -> None:
+    """The manifest hashes a per-document table a group of partitions at a time: the same
+    figures as the concatenated table, whatever the split (empty parts included)."""
+    import edaqa_pipeline.storage.hashing as hashing
+
+    df = frame(extract_artifacts(blocks_of(GRID)), ARTIFACTS_SCHEMA)
+    whole = {"rows": df.height, "content_hash": content_hash(df), "semantic_hash": semantic_hash(df)}
+    assert df.height >= 3
+    parts = [df.slice(0, 1), df.clear(), df.slice(1, 1), df.slice(2)]
+    assert hashing.summary_of_parts(parts) == whole
+    assert hashing.summary_of_parts(reversed(parts)) == whole
+    assert hashing.summary_of_parts([df.clear()])["content_hash"] == content_hash(df.clear())
+    assert hashing.summary_of_parts([]) is None
+    with pytest.raises(ValueError, match="different columns"):
+        hashing.summary_of_parts([df, df.drop("rule")])
+    rows_at_once = hashing.SLICE_ROWS
+    try:  # rows are serialised a slice at a time: the slice size changes nothing
+        hashing.SLICE_ROWS = 1
+        assert (content_hash(df), semantic_hash(df)) == (whole["content_hash"], whole["semantic_hash"])
+    finally:
+        hashing.SLICE_ROWS = rows_at_once
 
 
 def test_semantic_hash_ignores_line_numbers_and_whitespace() -> None:

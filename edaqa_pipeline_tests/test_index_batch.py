@@ -120,6 +120,19 @@ def test_one_run_builds_every_document_and_the_corpus(batch):
         pl.read_parquet(batch.stored("chunks", k)).height for k in GOOD)
 
 
+def test_the_run_holds_no_written_table(batch):
+    """``execute_in_process`` keeps every step's output value until the run ends: a written
+    per-document frame must have been let go (``KEEP_STORED`` in its place), while every good
+    document's table is on disk."""
+    from edaqa_pipeline.resources import KEEP_STORED
+
+    for asset in ("parsed_documents", "chunks", "chunk_embeddings"):
+        held = batch.first.output_for_node(asset)
+        assert set(GOOD) <= set(held), asset
+        assert all(value is KEEP_STORED for value in held.values()), asset
+        assert all(batch.stored(asset, key).is_file() for key in GOOD), asset
+
+
 def test_good_documents_are_stored_and_bad_ones_are_not(batch):
     for key in GOOD:
         for asset in ("parsed_documents", "typed_artifacts", "chunks", "occurrences", "chunk_embeddings"):

@@ -60,3 +60,14 @@ def test_upsert_into_an_empty_table_equals_a_merge(tmp_path: Path) -> None:
     lance_store.upsert_documents_rows(fresh, lance_store.CHUNK_TABLE, schema, "chunk_id", ["d0.md", "d1.md"],
                                       lance_store.to_arrow(again, vectors[:3], schema))
     assert _table(fresh)["text"].to_list() == ["text 0!", "text 1!", "text 2!"]
+
+
+def test_lance_rows_from_a_frame_equal_rows_from_python() -> None:
+    """The embedding steps hand LanceDB their Polars columns (no Python string per row): the
+    Arrow table must be the one the Python rows made, nulls and non-ASCII text included."""
+    schema = lance_store.chunk_schema(DIM)
+    vectors = np.random.default_rng(2).standard_normal((4, DIM)).astype(np.float32)
+    rows = [{"chunk_id": f"c{i}", "document": "d.md", "text": ["a", "é ü", "", None][i]} for i in range(4)]
+    from_frame = lance_store.to_arrow(pl.DataFrame(rows, schema={k: pl.String() for k in rows[0]}), vectors, schema)
+    assert from_frame.schema == schema
+    assert from_frame.equals(lance_store.to_arrow(rows, vectors, schema))

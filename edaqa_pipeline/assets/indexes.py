@@ -83,7 +83,7 @@ def chunk_embeddings(context: AssetExecutionContext, chunks: dict[str, pl.DataFr
         "chunk_id", "document", "text_hash", "encoder_id", "vector")
     schema = lance_store.chunk_schema(encoder.dim)
     if everything is not None:
-        rows = everything.select("chunk_id", "document", "text").to_dicts()
+        rows = everything.select("chunk_id", "document", "text")
         lance_store.upsert_documents_rows(cfg.lancedb_uri, lance_store.CHUNK_TABLE, schema, "chunk_id",
                                           keys, lance_store.to_arrow(rows, vectors_of(frame), schema))
     results: dict[str, DocumentResult] = {}
@@ -165,8 +165,8 @@ def unit_embeddings(unit_hyperedges: pl.DataFrame, settings: PipelineSettings,
     df = frame.rename({"item_id": "unit_id"}).select(
         "unit_id", "content_hash", "text_hash", "encoder_id", "vector")
     vectors = vectors_of(df).reshape(-1, encoder.dim)
-    rows = [{"unit_id": r["unit_id"], "document": ",".join(r["documents"]), "summary": r["summary"],
-             "content_hash": r["content_hash"]} for r in unit_hyperedges.iter_rows(named=True)]
+    rows = unit_hyperedges.select("unit_id", pl.col("documents").list.join(",").alias("document"),
+                                  "summary", "content_hash")
     schema = lance_store.unit_schema(encoder.dim)
     lance_store.replace_rows(cfg.lancedb_uri, lance_store.UNIT_TABLE, schema, "unit_id",
                              lance_store.to_arrow(rows, vectors, schema))

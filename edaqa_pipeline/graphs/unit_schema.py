@@ -3,8 +3,6 @@ the linker constants, and the canonical row order that makes outputs byte-identi
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
 UNIT_TABLE_NAMES = (
@@ -89,12 +87,6 @@ LINKABLE_ANCHOR_KINDS = frozenset({"command", "file"})
 
 
 DEFAULT_CAP = 8
-
-
-def to_frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    if not rows:
-        return pl.DataFrame(schema=schema)
-    return pl.DataFrame(rows, schema=schema, strict=False).select(list(schema))
 
 
 SCHEMAS_EMPTY = {name: pl.DataFrame(schema=schema) for name, schema in SCHEMAS.items()}

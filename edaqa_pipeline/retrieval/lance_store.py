@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 CHUNK_TABLE = "chunks"
@@ -51,13 +52,17 @@ def _table(db, name: str, schema: pa.Schema):  # type: ignore[no-untyped-def]
     return db.create_table(name, schema=schema, exist_ok=True)
 
 
-def to_arrow(rows: list[dict[str, Any]], vectors: np.ndarray, schema: pa.Schema) -> pa.Table:
+def to_arrow(rows: list[dict[str, Any]] | pl.DataFrame, vectors: np.ndarray, schema: pa.Schema) -> pa.Table:
+    """The LanceDB table of ``rows`` (Python rows, or a frame whose columns are converted
+    without passing through Python objects) with row-aligned ``vectors``."""
     columns: dict[str, Any] = {}
     for field in schema:
         if field.name == "vector":
             width = field.type.list_size
             flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
             columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, width)
+        elif isinstance(rows, pl.DataFrame):
+            columns[field.name] = rows[field.name].to_arrow().cast(field.type)
         else:
             columns[field.name] = pa.array([r[field.name] for r in rows], type=field.type)
     return pa.table(columns, schema=schema)

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from edaqa_pipeline.storage.hashing import content_hash, semantic_hash
+from edaqa_pipeline.storage.hashing import content_hash, semantic_hash, summary_of_parts
 from edaqa_pipeline.storage.tables import read_partitions, read_table
 
 
@@ -22,14 +22,21 @@ def _summary(df: pl.DataFrame) -> dict[str, Any]:
     return {"rows": df.height, "content_hash": content_hash(df), "semantic_hash": semantic_hash(df)}
 
 
+PARTITIONS_AT_ONCE = 64  # a multi-file read each; the table's rows are never held at once
+
+
 def table_summary(tables_dir: Path, documents: list[str], document_assets: Iterable[str],
                   corpus_assets: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Rows and hashes of each per-document table (over ``documents``) and corpus table."""
+    """Rows and hashes of each per-document table (over ``documents``, read a group of
+    partitions at a time) and corpus table."""
     tables: dict[str, dict[str, Any]] = {}
+    keys = sorted(documents)
     for asset in document_assets:
-        df = read_partitions(tables_dir, asset, documents)
-        if df is not None:
-            tables[asset] = _summary(df)
+        groups = (read_partitions(tables_dir, asset, keys[i : i + PARTITIONS_AT_ONCE])
+                  for i in range(0, len(keys), PARTITIONS_AT_ONCE))
+        summary = summary_of_parts(df for df in groups if df is not None)
+        if summary is not None:
+            tables[asset] = summary
     for asset in corpus_assets:
         df = read_table(tables_dir, asset)
         if df is not None:

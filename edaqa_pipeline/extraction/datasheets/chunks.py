@@ -32,7 +32,7 @@ from edaqa_pipeline.extraction.datasheets.tables import (
     render_table,
 )
 from edaqa_pipeline.extraction.datasheets.textutil import decode_symbols, normalise
-from edaqa_pipeline.model import BBOX, STRS, normalise_ws, stable_id
+from edaqa_pipeline.model import BBOX, STRS, frame, normalise_ws, stable_id
 from edaqa_pipeline.text.counting import approx_tokens
 from edaqa_pipeline.text.sentences import split_sentences
 
@@ -227,11 +227,7 @@ def datasheet_chunks(
 
 
 def chunk_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    if not rows:
-        return pl.DataFrame(schema=DATASHEET_CHUNKS_SCHEMA)
-    return pl.DataFrame(rows, schema=DATASHEET_CHUNKS_SCHEMA, strict=False).select(
-        list(DATASHEET_CHUNKS_SCHEMA)
-    )
+    return frame(rows, DATASHEET_CHUNKS_SCHEMA)
 
 
 def table_view(chunk: dict[str, Any]) -> TableView | None:

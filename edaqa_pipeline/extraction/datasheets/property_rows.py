@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from edaqa_pipeline.extraction.datasheets.textutil import strip_numbering
-from edaqa_pipeline.model import BBOX, STRS, normalise_ws, stable_id
+from edaqa_pipeline.model import BBOX, STRS, frame, normalise_ws, stable_id
 
 DATASHEET_PROPERTIES_SCHEMA: dict[str, pl.DataType] = {
     "property_id": pl.String(),
@@ -47,11 +47,7 @@ DATASHEET_PROPERTIES_SCHEMA: dict[str, pl.DataType] = {
 
 
 def property_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    if not rows:
-        return pl.DataFrame(schema=DATASHEET_PROPERTIES_SCHEMA)
-    return pl.DataFrame(rows, schema=DATASHEET_PROPERTIES_SCHEMA, strict=False).select(
-        list(DATASHEET_PROPERTIES_SCHEMA)
-    )
+    return frame(rows, DATASHEET_PROPERTIES_SCHEMA)
 
 
 def raw_property(name: str, value: str, rule: str, *, row: int = 0, unit: str = "",

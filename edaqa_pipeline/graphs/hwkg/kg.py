@@ -52,11 +52,11 @@ from edaqa_pipeline.graphs.hwkg.routing import offline_route, offline_route_task
 from edaqa_pipeline.graphs.hwkg.schema import (
     HARDWARE_KGS_SCHEMA,
     INSTRUCTIONS_SCHEMA,
-    frame,
     kg_nodes,
 )
 from edaqa_pipeline.graphs.hwkg.tasks import REFINE_TASK, ROUTE_TASK
 from edaqa_pipeline.llm import LLMClient, LLMError
+from edaqa_pipeline.model import frame
 
 PAPER_TEMPERATURE = 0.2
 

@@ -57,12 +57,6 @@ INSTRUCTIONS_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    if not rows:
-        return pl.DataFrame(schema=schema)
-    return pl.DataFrame(rows, schema=schema, strict=False).select(list(schema))
-
-
 def kg_nodes(kg: GraphState) -> list[dict[str, Any]]:
     """Rows of HARDWARE_KGS_SCHEMA: blocks in depth-first order, then properties."""
     rows: list[dict[str, Any]] = []
