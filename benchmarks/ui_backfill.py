@@ -167,17 +167,26 @@ def _asset_backfill(base: str, proc: subprocess.Popen[bytes], log: Path, timeout
     if launched["__typename"] != "LaunchBackfillSuccess":
         raise RuntimeError(f"backfill not launched: {launched}")
     backfill_id = launched["backfillId"]
-    status, deadline = "REQUESTED", time.monotonic() + timeout_s
-    while status not in TERMINAL:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"backfill {backfill_id} still {status} (server exited or "
-                               f"{timeout_s:.0f} s passed):\n{log.read_text()[-3000:]}")
-        time.sleep(2.0)
-        state = _graphql(base, STATUS, {"id": backfill_id})["partitionBackfillOrError"]
-        if state["__typename"] != "PartitionBackfill":
-            raise RuntimeError(f"backfill {backfill_id}: {state}")
-        status = state["status"]
+    status = _poll(base, proc, log, f"backfill {backfill_id}", STATUS, {"id": backfill_id},
+                   "partitionBackfillOrError", "PartitionBackfill", TERMINAL, 2.0, timeout_s)
     return backfill_id, status
+
+
+def _poll(base: str, proc: subprocess.Popen[bytes], log: Path, what: str, query: str,
+          variables: dict[str, Any], field: str, typename: str, terminal: set[str],
+          every_s: float, timeout_s: float) -> str:
+    """``query`` every ``every_s`` until the ``status`` of ``field`` is in ``terminal``."""
+    status, deadline = "", time.monotonic() + timeout_s
+    while status not in terminal:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} still {status or 'not started'} (server exited or "
+                               f"{timeout_s:.0f} s passed):\n{log.read_text()[-3000:]}")
+        time.sleep(every_s)
+        state = _graphql(base, query, variables)[field]
+        if state["__typename"] != typename:
+            raise RuntimeError(f"{what}: {state}")
+        status = state["status"]
+    return status
 
 
 def _ranged_run(base: str, proc: subprocess.Popen[bytes], log: Path, documents: list[str],
@@ -196,15 +205,8 @@ def _ranged_run(base: str, proc: subprocess.Popen[bytes], log: Path, documents: 
     if launched["__typename"] != "LaunchRunSuccess":
         raise RuntimeError(f"run not launched: {launched}")
     run_id = launched["run"]["runId"]
-    status, deadline = "QUEUED", time.monotonic() + timeout_s
-    while status not in RUN_TERMINAL:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"run {run_id} still {status}:\n{log.read_text()[-3000:]}")
-        time.sleep(0.5)
-        state = _graphql(base, RUN_STATUS, {"id": run_id})["runOrError"]
-        if state["__typename"] != "Run":
-            raise RuntimeError(f"run {run_id}: {state}")
-        status = state["status"]
+    status = _poll(base, proc, log, f"run {run_id}", RUN_STATUS, {"id": run_id}, "runOrError", "Run",
+                   RUN_TERMINAL, 0.5, timeout_s)
     return run_id, status
 
 
