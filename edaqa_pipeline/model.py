@@ -158,11 +158,22 @@ def frame(rows: list[dict[str, Any]], schema: dict[str, pl.DataType]) -> pl.Data
     if not rows:
         return pl.DataFrame(schema=schema)
     columns = {c: [r.get(c) for r in rows] for c in schema}
-    for name, values in columns.items():  # what the row constructor refused, refused here too
-        wanted = (list, tuple) if isinstance(schema[name], pl.List) else str if schema[name] == pl.String else None
-        if wanted and (bad := next((v for v in values if v is not None and not isinstance(v, wanted)), None)) is not None:
-            raise TypeError(f"column {name!r} ({schema[name]}): got {type(bad).__name__} {bad!r:.80}")
+    for name, values in columns.items():
+        _refuse_mistyped(name, schema[name], values)
     return pl.DataFrame(columns, schema=schema, strict=False)
+
+
+def _refuse_mistyped(name: str, dtype: pl.DataType, values: list[Any]) -> None:
+    """A string in a list column or a list in a string column is a producer's bug: the row
+    constructor refused or nulled it, column-wise Polars would split the string into letters."""
+    wanted: type | tuple[type, ...] | None = (
+        (list, tuple) if isinstance(dtype, pl.List) else str if dtype == pl.String else None
+    )
+    if wanted is None:
+        return
+    for value in values:
+        if value is not None and not isinstance(value, wanted):
+            raise TypeError(f"column {name!r} ({dtype}): got {type(value).__name__} {value!r:.80}")
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,6 @@ def _build_unit_rows(
     unit: Unit,
     key: str,
     artifacts: dict[str, dict[str, Any]],
-    chunks: dict[str, dict[str, Any]],
 ) -> dict[str, list[dict[str, Any]]]:
     unit_id = stable_id("unit", unit.kind, key)
     artifact_ids: list[str] = []
@@ -209,16 +208,15 @@ def assemble_units(
     art_by_id = {r["artifact_id"]: r for r in artifacts.filter(pl.col("artifact_id").is_in(list(art_ids)))
                  .select(ARTIFACT_COLUMNS_READ).iter_rows(named=True)}
     # a chunk is only looked up by id here: its text columns never become Python strings
-    chunk_by_id = {r["chunk_id"]: r for r in chunks.filter(pl.col("chunk_id").is_in(list(chunk_ids_needed)))
-                   .select("chunk_id").iter_rows(named=True)}
+    known_chunks = set(chunks.filter(pl.col("chunk_id").is_in(list(chunk_ids_needed)))["chunk_id"].to_list())
     # Chunk ids are derived from the chunk's content (not its formatting), so they key units.
-    chunk_hash = {cid: cid for cid in chunk_by_id}
+    chunk_hash = {cid: cid for cid in known_chunks}
 
     rejections: list[dict[str, Any]] = []
     valid_changed: list[dict[str, Any]] = []
     valid_linkable: list[dict[str, Any]] = []
     for occ in relevant.select(OCCURRENCE_COLUMNS_READ).to_dicts():
-        problem = validate_occurrence(occ, art_by_id, chunk_by_id)
+        problem = validate_occurrence(occ, art_by_id, known_chunks)
         in_changed = occ["document"] in changed
         if problem:
             if in_changed:
@@ -240,7 +238,7 @@ def assemble_units(
     prev_keys = set(prev_edges["content_hash"].to_list())
     for unit in units:
         key = unit.key(chunk_hash)
-        rows = _build_unit_rows(unit, key, art_by_id, chunk_by_id)
+        rows = _build_unit_rows(unit, key, art_by_id)
         stats.rebuilt += key not in prev_keys
         for name, part in rows.items():
             new_rows[name].extend(part)

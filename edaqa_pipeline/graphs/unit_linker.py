@@ -5,6 +5,7 @@ anchors only), the round-robin cap, and the rejection record every refusal leave
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,13 +33,13 @@ class Unit:
 
 
 def validate_occurrence(
-    occ: dict[str, Any], artifacts: dict[str, dict[str, Any]], chunks: dict[str, dict[str, Any]]
+    occ: dict[str, Any], artifacts: dict[str, dict[str, Any]], chunk_ids: Collection[str]
 ) -> tuple[str, str] | None:
     if not occ["artifact_ids"]:
         return "empty_unit", "occurrence has no artifacts"
     if not occ["chunk_ids"] or not occ["document"]:
         return "missing_source_reference", "occurrence has no source chunk or document"
-    missing = [c for c in occ["chunk_ids"] if c not in chunks]
+    missing = [c for c in occ["chunk_ids"] if c not in chunk_ids]
     missing += [a for a in occ["artifact_ids"] if a not in artifacts]
     if missing:
         return "missing_source_reference", f"unknown ids {missing[:3]}"

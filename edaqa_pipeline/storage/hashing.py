@@ -112,11 +112,18 @@ def _row_digests(df: pl.DataFrame, columns: list[str], semantic: bool) -> list[s
     return digests
 
 
-def _columns(df: pl.DataFrame, semantic: bool) -> list[str]:
-    return sorted(c for c in df.columns if not (semantic and c in POSITIONAL_COLUMNS))
+def _columns(names: Iterable[str], semantic: bool) -> list[str]:
+    return sorted(c for c in names if not (semantic and c in POSITIONAL_COLUMNS))
+
+
+def _digests(df: pl.DataFrame, semantic: bool) -> list[str]:
+    """The row digests of ``df`` (none for a table without rows or hashed columns)."""
+    columns = _columns(df.columns, semantic)
+    return _row_digests(df, columns, semantic) if columns and df.height else []
 
 
 def _combine(columns: list[str], digests: list[str]) -> str:
+    """SHA-256 over the column names and the sorted row digests: order-independent."""
     h = hashlib.sha256(json.dumps(columns).encode("utf-8"))
     for digest in sorted(digests):
         h.update(digest.encode("ascii"))
@@ -127,10 +134,7 @@ def _hash(df: pl.DataFrame, semantic: bool) -> str:
     """SHA-256 over the sorted SHA-256 digests of the rows, each row one canonical JSON
     object (sorted column names, ``_canonical`` cells) written by Polars: the rows are
     serialised in Rust, not one Python object at a time (a 16x corpus's manifest: 14 s before)."""
-    columns = _columns(df, semantic)
-    if not columns or not df.height:
-        return _combine(columns, [])
-    return _combine(columns, _row_digests(df, columns, semantic))
+    return _combine(_columns(df.columns, semantic), _digests(df, semantic))
 
 
 def summary_of_parts(parts: Iterable[pl.DataFrame]) -> dict[str, Any] | None:
@@ -147,14 +151,12 @@ def summary_of_parts(parts: Iterable[pl.DataFrame]) -> dict[str, Any] | None:
         elif sorted(part.columns) != columns:
             raise ValueError(f"parts of one table with different columns: {columns} and {sorted(part.columns)}")
         rows += part.height
-        for digests, is_semantic in ((content, False), (semantic, True)):
-            if part.height and (kept := _columns(part, is_semantic)):
-                digests += _row_digests(part, kept, is_semantic)
-        last = part
+        content += _digests(part, semantic=False)
+        semantic += _digests(part, semantic=True)
     if columns is None:
         return None
-    return {"rows": rows, "content_hash": _combine(_columns(last, False), content),
-            "semantic_hash": _combine(_columns(last, True), semantic)}
+    return {"rows": rows, "content_hash": _combine(_columns(columns, False), content),
+            "semantic_hash": _combine(_columns(columns, True), semantic)}
 
 
 def content_hash(df: pl.DataFrame) -> str:

@@ -14,13 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from edaqa_pipeline.storage.hashing import content_hash, semantic_hash, summary_of_parts
+from edaqa_pipeline.storage.hashing import summary_of_parts
 from edaqa_pipeline.storage.tables import read_partitions, read_table
-
-
-def _summary(df: pl.DataFrame) -> dict[str, Any]:
-    return {"rows": df.height, "content_hash": content_hash(df), "semantic_hash": semantic_hash(df)}
-
 
 PARTITIONS_AT_ONCE = 64  # a multi-file read each; the table's rows are never held at once
 
@@ -39,8 +34,8 @@ def table_summary(tables_dir: Path, documents: list[str], document_assets: Itera
             tables[asset] = summary
     for asset in corpus_assets:
         df = read_table(tables_dir, asset)
-        if df is not None:
-            tables[asset] = _summary(df)
+        if df is not None and (summary := summary_of_parts([df])):
+            tables[asset] = summary
     return tables
 
 
