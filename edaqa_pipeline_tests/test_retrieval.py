@@ -38,6 +38,27 @@ def test_reciprocal_rank_fusion_by_hand() -> None:
     assert scores[9] == pytest.approx(1 / 62)
 
 
+def test_packing_gives_no_slot_to_a_fragment() -> None:
+    """A lone heading or list entry (shorter than ``min_chars``) takes none of the k slots, and
+    its candidate's next alternative is tried; longer items pack in order, overlap-checked."""
+    from edaqa_pipeline.methods.edaqa.packing import Candidate, pack
+    from edaqa_pipeline.model import EvidenceItem
+
+    def item(doc: str, start: int, end: int, text: str) -> EvidenceItem:
+        return EvidenceItem(chunk_id="", doc=doc, text=text, score=1.0, path="t",
+                            start_line=start, end_line=end)
+
+    heading = item("a.md", 9, 9, "### Usage")
+    row = item("a.md", 12, 12, "| `-max_length` | Longest wire a net may have before a buffer is added, in microns. Default: 1000. |")
+    block = item("b.md", 1, 6, "x" * 200)
+    fragment_then_row = Candidate([item("c.md", 3, 3, "- `foo`"), row], 3.0)
+    candidates = [Candidate([heading], 4.0), fragment_then_row, Candidate([block], 2.0),
+                  Candidate([item("b.md", 2, 5, "y" * 150)], 1.0)]  # mostly shown already
+    assert pack(candidates, k=2, budget_chars=8192, min_chars=80) == [row, block]
+    assert pack(candidates, k=2, budget_chars=8192)[0] == heading  # without the floor: the heading leads
+    assert pack(candidates, k=5, budget_chars=8192, min_chars=80) == [row, block]
+
+
 def test_top_k_breaks_ties_by_row() -> None:
     import numpy as np
 

@@ -6,7 +6,10 @@ are merged by weighted reciprocal rank; each candidate has alternatives in prefe
 ones before it were refused, so each candidate is packed once). Packing walks the merged order and keeps the
 first alternative that fits the budget and is mostly new (at most ``max_overlap`` of its lines
 already shown), at most ``k`` items: no line is shown twice beyond that, and what the reader
-(or the answer model) gets is exactly what the metrics measure.
+(or the answer model) gets is exactly what the metrics measure. An alternative shorter than
+``min_chars`` is never packed: the element path's ``contains`` members can be a lone heading or
+list entry of 11-60 characters, and each took one of the ``k`` slots while most of the token
+budget stayed unused.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ def merge(rankings: Sequence[Sequence[Iterable[EvidenceItem]]], weights: Sequenc
 
 
 def pack(candidates: Sequence[Candidate], k: int, budget_chars: int,
-         max_overlap: float = 0.5) -> list[EvidenceItem]:
+         max_overlap: float = 0.5, min_chars: int = 0) -> list[EvidenceItem]:
     """The first fitting, mostly new alternative of each candidate in order (module docstring)."""
     shown: set[tuple[str, int | str]] = set()
     used = 0
@@ -56,6 +59,8 @@ def pack(candidates: Sequence[Candidate], k: int, budget_chars: int,
         if len(items) >= k or budget_chars - used < 80:
             break
         for item in candidate.alternatives:
+            if len(item.text) < min_chars:
+                continue
             lines = item_lines(item)
             if len(lines & shown) >= max_overlap * len(lines):
                 continue  # mostly in the context already: try the narrower alternative
