@@ -19,8 +19,8 @@ import statistics
 import time
 from pathlib import Path
 
-from edaqa_pipeline.methods.edaqa.recall import query_vector
 from edaqa_pipeline.registry import METHOD_NAMES, available_methods, make_retriever
+from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
 REPO = Path(__file__).resolve().parents[1]

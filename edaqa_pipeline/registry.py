@@ -67,14 +67,15 @@ _CHIPKG = ("chip_kg_nodes",)
 _ED = "edaqa_pipeline.methods.edaqa.retriever"
 
 METHODS: tuple[Method, ...] = (
-    Method("edaqa", "EDAQA", "the default: lexical, identifier, dense and unit recall over "
-           "chunks fused with element-graph bundles, packed to the budget",
+    Method("edaqa", "EDAQA", "the default: lexical, identifier, dense, unit and (when built) "
+           "ChipKG recall over chunks fused with element-graph bundles, packed to the budget",
            f"{_ED}:make_edaqa"),
     *(Method(name, "EDAQA", f"ablation: {what}", f"{_ED}:{name}", ablation_of="edaqa")
       for name, what in (("edaqa_no_lexical", "without BM25 recall"),
                          ("edaqa_no_identifiers", "without identifier recall"),
                          ("edaqa_no_dense", "without dense chunk recall"),
                          ("edaqa_no_units", "without the functional-unit path"),
+                         ("edaqa_no_chipkg", "without the ChipKG path"),
                          ("edaqa_no_elements", "without the element-graph bundles"),
                          ("edaqa_untrained", "with the base encoder instead of the trained one"),
                          ("edaqa_no_bundles", "whole chunks instead of answer bundles"))),

@@ -213,3 +213,35 @@ def test_max_iterations_bounds_the_loop(tiny) -> None:  # type: ignore[no-untype
         got = make_chipmind(snapshot, "bounded", k0=1, tau=1.0, max_iterations=limit).retrieve(question, 10)
         assert len(got.steps) <= 1 + limit
         assert got.trace["stop_reason"] in ("max_iterations", "sufficient")
+
+
+def test_edaqa_reads_the_chipkg_when_it_is_built(tiny, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The default method adds ChipMind's one-step retrieval as a chunk path when the storage
+    root has a ChipKG (its chunks, in ChipMind's order), shares the base-space question vector
+    with the element path, and without the KG runs without the path (no error)."""
+    from edaqa_pipeline.methods.chipmind.reasoning import encode_question
+    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
+    from edaqa_pipeline.registry import make_retriever
+    from edaqa_pipeline.retrieval.encoders import query_vector
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+    _, _, storage = tiny
+    snapshot = IndexSnapshot.load(storage)
+    edaqa = make_retriever("edaqa", snapshot)
+    result = edaqa.retrieve(QUESTION, 10)
+    step = make_chipmind(snapshot, "step", iterate=False).retrieve(QUESTION, 50)
+    expected = list(dict.fromkeys(snapshot.chunk_row(e.chunk_id) for e in step if e.chunk_id))
+    assert expected and result.trace["paths"]["chipkg"] == len(expected)
+    assert "chipkg" in result.timings_ms
+    # ChipMind reads the very vector the element path encoded (one base-space encoding)
+    assert encode_question(edaqa.chipkg.search, QUESTION, [])[QUESTION] is query_vector(snapshot.base, QUESTION)
+    ablation = make_retriever("edaqa_no_chipkg", snapshot).retrieve(QUESTION, 10)
+    assert "chipkg" not in ablation.trace["paths"]
+
+    bare = tmp_path / "storage"
+    shutil.copytree(storage, bare, ignore=shutil.ignore_patterns("dagster_home"))
+    for table in (NODES_TABLE, TRIPLES_TABLE):
+        for path in (bare / "tables").glob(f"{table}*"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    without = make_retriever("edaqa", IndexSnapshot.load(bare)).retrieve(QUESTION, 10)
+    assert "chipkg" not in without.trace["paths"] and len(without) > 0

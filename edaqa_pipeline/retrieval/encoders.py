@@ -136,6 +136,16 @@ class Encoder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+@lru_cache(maxsize=2048)
+def query_vector(encoder: Encoder, query: str) -> np.ndarray:
+    """A question's vector, read-only and cached per (encoder, question): the paths of one
+    method that read the same space (EDAQA's element rerank and its ChipKG path), several
+    EDAQA variants in one evaluation, or a repeated question encode it once."""
+    vector = encoder.encode([query])[0]
+    vector.setflags(write=False)
+    return vector
+
+
 def cpu_workers() -> int:
     """Worker threads for stored vectors: the cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

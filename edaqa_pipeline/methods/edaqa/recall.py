@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import time
-from functools import lru_cache
-
-import numpy as np
+from typing import Any
 
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
-from edaqa_pipeline.retrieval.encoders import Encoder
+from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.fusion import rrf
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 from edaqa_pipeline.retrieval.topk import top_k
 
 Paths = dict[str, list[tuple[int, float]]]
-
-
-@lru_cache(maxsize=2048)
-def query_vector(encoder: Encoder, query: str) -> np.ndarray:
-    """The query's vector (cached: a repeated question, or several EDAQA variants in one
-    evaluation, encode it once)."""
-    vector = encoder.encode([query])[0]
-    vector.setflags(write=False)
-    return vector
 
 
 def lap(t: float) -> tuple[float, float]:
@@ -76,3 +65,24 @@ def fuse(paths: Paths, weights: dict[str, float], method: str, rrf_k: int) -> di
         for r, s in paths[n]:
             fused[r] = fused.get(r, 0.0) + weights[n] * ((s - low) / (top - low) if top > low else 1.0)
     return fused
+
+
+def chipkg_retriever(snapshot: IndexSnapshot) -> Any:
+    """ChipMind (paper 001) reduced to one retrieval step over the ChipKG: PPR from the
+    question's anchors, adaptive top-K and the anchor filter, with the offline rules; None
+    when the storage root has no ChipKG."""
+    from edaqa_pipeline.graphs.chipkg.store import NODES_TABLE
+    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
+    from edaqa_pipeline.storage.tables import table_path
+
+    if not table_path(snapshot.storage / "tables", NODES_TABLE).is_file():
+        return None
+    return make_chipmind(snapshot, "edaqa_chipkg", iterate=False)
+
+
+def chipkg_path(retriever: Any, snapshot: IndexSnapshot, query: str, depth: int) -> list[tuple[int, float]]:
+    """The chunks of ChipMind's evidence, in its order, scored 1 / rank (the path's own scale;
+    score fusion min-max normalises it like the others)."""
+    rows = [snapshot.chunk_row(item.chunk_id) for item in retriever.retrieve(query, depth).items if item.chunk_id]
+    return [(row, 1.0 / rank) for rank, row in enumerate(dict.fromkeys(rows), 1)][:depth]
+

@@ -11,7 +11,10 @@ that earn their place on the dev sets.
    * dense: the trained function-aware encoder over chunks when the index has one
      (``--with train``), else the base encoder (paper 000's chunk path);
    * units: the top functional units in the function space, expanded to their chunks (the
-     primary paper's unit path).
+     primary paper's unit path);
+   * chipkg, when the storage root has a ChipKG (``--with chipkg``): the chunks of one ChipMind
+     retrieval step (PPR from the question's anchors, adaptive top-K, anchor filter; paper
+     001), reading the base-space question vector the element path encodes anyway.
    They are fused by a weighted sum of min-max normalised scores (or weighted RRF).
 2. **Element bundles** (``elements``): TechDocRAG's identifier recall over the element
    graph, expansion by query intent, summary rerank and bundles a reader needs (a table row
@@ -24,7 +27,7 @@ that earn their place on the dev sets.
 Every number lives in ``EdaqaConfig``, set on the dev sets only (docs/results.md has the
 sweeps); each part can be switched off, and the registry lists those ablations as methods
 (``edaqa_no_lexical``, ``edaqa_no_identifiers``, ``edaqa_no_dense``, ``edaqa_no_units``,
-``edaqa_no_elements``, ``edaqa_no_bundles``, ``edaqa_untrained``).
+``edaqa_no_chipkg``, ``edaqa_no_elements``, ``edaqa_no_bundles``, ``edaqa_untrained``).
 """
 
 from __future__ import annotations
@@ -45,8 +48,15 @@ from edaqa_pipeline.methods.edaqa.elements import ElementPathConfig, element_ite
 from edaqa_pipeline.methods.edaqa.focus import bundle
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
 from edaqa_pipeline.methods.edaqa.packing import merge, pack
-from edaqa_pipeline.methods.edaqa.recall import chunk_paths, fuse, lap, query_vector
+from edaqa_pipeline.methods.edaqa.recall import (
+    chipkg_path,
+    chipkg_retriever,
+    chunk_paths,
+    fuse,
+    lap,
+)
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderError
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
@@ -75,6 +85,9 @@ class EdaqaConfig:
     w_identifier: float = 1.0
     w_dense: float = 0.5
     w_units: float = 0.25
+    w_chipkg: float = 1.0  # ChipMind's one-step retrieval over the ChipKG, when it is built.
+    # 0 -> 1 on the dev sets: dev26 span_all 0.870 -> 0.880, check set 0.900 -> 0.933, MMBench
+    # unchanged; 0.25 and 0.5 gain less, 2 the same (docs/results.md, "Issue 17, eighth session")
     top_units: int = 10
     tuned: bool = True  # use the trained encoder when the index has one
     w_chunks: float = 1.0  # merge weight of the chunk ranking
@@ -92,7 +105,7 @@ class EdaqaConfig:
 
     def weights(self) -> dict[str, float]:
         return {"lexical": self.w_lexical, "identifier": self.w_identifier,
-                "dense": self.w_dense, "units": self.w_units}
+                "dense": self.w_dense, "units": self.w_units, "chipkg": self.w_chipkg}
 
 
 class EdaqaRetriever:
@@ -123,6 +136,12 @@ class EdaqaRetriever:
         return ChunkIdentifierIndex.build(snap.chunk_records, sections)
 
     @cached_property
+    def chipkg(self) -> Any:
+        """ChipMind's retriever for the ChipKG path (one retrieval step, offline rules), or
+        None when the storage root has no ChipKG (`--with chipkg` not built)."""
+        return chipkg_retriever(self.snapshot)
+
+    @cached_property
     def element_index(self) -> ElementIndex:
         return load_index(self.snapshot, encoder=self.element_encoder)
 
@@ -139,6 +158,8 @@ class EdaqaRetriever:
         _ = self.snapshot.lexical, self.identifiers
         if self.config.w_elements:
             _ = self.element_index
+        if self.config.w_chipkg:
+            _ = self.chipkg
 
     def chunk_candidates(self, order: list[int], paths: dict[str, list[tuple[int, float]]],
                          scores: dict[int, float], query: str, ids: list[str]) -> list[Iterator[EvidenceItem]]:
@@ -183,6 +204,11 @@ class EdaqaRetriever:
         element_vector = self._element_query_vector(query)
         paths, timings = chunk_paths(self.snapshot, self.space, self.identifiers, query, ids,
                                      cfg.weights(), cfg.depth, cfg.top_units)
+        if cfg.w_chipkg and self.chipkg is not None:
+            element_vector.result()  # the base-space question vector, which ChipMind reads too
+            t = time.perf_counter()
+            paths["chipkg"] = chipkg_path(self.chipkg, self.snapshot, query, cfg.depth)
+            _, timings["chipkg"] = lap(t)
         scores = fuse(paths, cfg.weights(), cfg.fusion, cfg.rrf_k)
         # only the head of the fused ranking can reach a pack of at most k items; cutting line
         # bundles for every candidate cost ~40 ms a query
@@ -216,6 +242,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "edaqa_no_identifiers": {"w_identifier": 0.0},
     "edaqa_no_dense": {"w_dense": 0.0},
     "edaqa_no_units": {"w_units": 0.0},
+    "edaqa_no_chipkg": {"w_chipkg": 0.0},
     "edaqa_no_elements": {"w_elements": 0.0},
     "edaqa_no_bundles": {"focus": False},
     "edaqa_untrained": {"tuned": False},
@@ -238,6 +265,7 @@ edaqa_no_lexical = _ablation("edaqa_no_lexical")
 edaqa_no_identifiers = _ablation("edaqa_no_identifiers")
 edaqa_no_dense = _ablation("edaqa_no_dense")
 edaqa_no_units = _ablation("edaqa_no_units")
+edaqa_no_chipkg = _ablation("edaqa_no_chipkg")
 edaqa_no_elements = _ablation("edaqa_no_elements")
 edaqa_no_bundles = _ablation("edaqa_no_bundles")
 edaqa_untrained = _ablation("edaqa_untrained")
