@@ -216,11 +216,13 @@ def test_max_iterations_bounds_the_loop(tiny) -> None:  # type: ignore[no-untype
 
 
 def test_edaqa_reads_the_chipkg_when_it_is_built(tiny, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The default method adds ChipMind's one-step retrieval as a chunk path when the storage
-    root has a ChipKG (its chunks, in ChipMind's order), shares the base-space question vector
-    with the element path, and without the KG runs without the path (no error)."""
-    from edaqa_pipeline.methods.chipmind.reasoning import encode_question
+    """The default method adds the ChipKG's PPR passage ranking (the one ChipMind's step
+    starts from) as a chunk path when the storage root has a usable ChipKG, on the base-space
+    question vector the element path encoded; without one (no tables, or nodes embedded by
+    another encoder) it runs without the path, and an empty ChipKG ranks nothing."""
+    from edaqa_pipeline.graphs.chipkg.passages import PassageRanker, PPRSeeds, usable_ranker
     from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
+    from edaqa_pipeline.methods.edaqa.recall import chipkg_path
     from edaqa_pipeline.registry import make_retriever
     from edaqa_pipeline.retrieval.encoders import query_vector
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
@@ -228,20 +230,37 @@ def test_edaqa_reads_the_chipkg_when_it_is_built(tiny, tmp_path) -> None:  # typ
     _, _, storage = tiny
     snapshot = IndexSnapshot.load(storage)
     edaqa = make_retriever("edaqa", snapshot)
+    query_vector.cache_clear()
     result = edaqa.retrieve(QUESTION, 10)
-    step = make_chipmind(snapshot, "step", iterate=False).retrieve(QUESTION, 50)
-    expected = list(dict.fromkeys(snapshot.chunk_row(e.chunk_id) for e in step if e.chunk_id))
-    assert expected and result.trace["paths"]["chipkg"] == len(expected)
+    # one encoding per space (here no trained encoder: the base space only), the ChipKG path's included
+    assert query_vector.cache_info().misses == 1 + edaqa.trained and not edaqa.trained
+    ranker = edaqa.chipkg
+    assert isinstance(ranker, PassageRanker)
+    cfg = edaqa.config
+    path = chipkg_path(ranker, query_vector(snapshot.base, QUESTION), QUESTION, cfg.chipkg_passages)
+    assert path and result.trace["paths"]["chipkg"] == len(path) <= cfg.chipkg_passages
+    assert [s for _, s in path] == sorted((s for _, s in path), reverse=True)
+    # ChipMind ranks with the same shared ranking: its step's scores are these, normalised
+    search = make_chipmind(snapshot, "step", iterate=False).search
+    ranked = search.rank(query_vector(snapshot.base, QUESTION), QUESTION, cfg.chipkg_passages)
+    assert [(ranker.chunk_row(n), s) for n, s in ranked] == path
     assert "chipkg" in result.timings_ms
-    # ChipMind reads the very vector the element path encoded (one base-space encoding)
-    assert encode_question(edaqa.chipkg.search, QUESTION, [])[QUESTION] is query_vector(snapshot.base, QUESTION)
-    ablation = make_retriever("edaqa_no_chipkg", snapshot).retrieve(QUESTION, 10)
-    assert "chipkg" not in ablation.trace["paths"]
+    assert "chipkg" not in make_retriever("edaqa_no_chipkg", snapshot).retrieve(QUESTION, 10).trace["paths"]
 
-    bare = tmp_path / "storage"
-    shutil.copytree(storage, bare, ignore=shutil.ignore_patterns("dagster_home"))
+    # an empty graph ranks nothing (no error)
+    empty = PassageRanker(snapshot, type(ranker.graph).build(ranker.graph.nodes.clear(), pl.read_parquet(
+        storage / "tables" / f"{TRIPLES_TABLE}.parquet").clear(), snapshot.dim))
+    assert empty.rank(query_vector(snapshot.base, QUESTION), QUESTION, 8, PPRSeeds()) == []
+
+    stale = tmp_path / "stale"
+    shutil.copytree(storage, stale, ignore=shutil.ignore_patterns("dagster_home"))
+    nodes = pl.read_parquet(stale / "tables" / f"{NODES_TABLE}.parquet")
+    nodes.with_columns(pl.when(pl.col("encoder_id").is_not_null()).then(pl.lit("another-encoder"))
+                       .otherwise(None).alias("encoder_id")).write_parquet(stale / "tables" / f"{NODES_TABLE}.parquet")
+    assert usable_ranker(IndexSnapshot.load(stale)) is None
     for table in (NODES_TABLE, TRIPLES_TABLE):
-        for path in (bare / "tables").glob(f"{table}*"):
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
-    without = make_retriever("edaqa", IndexSnapshot.load(bare)).retrieve(QUESTION, 10)
+        (stale / "tables" / f"{table}.parquet").unlink()
+    bare = IndexSnapshot.load(stale)
+    assert usable_ranker(bare) is None
+    without = make_retriever("edaqa", bare).retrieve(QUESTION, 10)
     assert "chipkg" not in without.trace["paths"] and len(without) > 0

@@ -57,6 +57,8 @@ def test_packing_gives_no_slot_to_a_fragment() -> None:
     assert pack(candidates, k=2, budget_chars=8192, min_chars=80) == [row, block]
     assert pack(candidates, k=2, budget_chars=8192)[0] == heading  # without the floor: the heading leads
     assert pack(candidates, k=5, budget_chars=8192, min_chars=80) == [row, block]
+    # nothing but fragments matched: they are better than no evidence at all
+    assert pack([Candidate(iter([heading]), 1.0)], k=5, budget_chars=8192, min_chars=80) == [heading]
 
 
 def test_top_k_breaks_ties_by_row() -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edaqa_pipeline.graphs.chipkg.passages import PPRSeeds
+
 # ChipMind section 4.1: "sampling temperature 0.7 for generative tasks and 0.2 for
 # evaluation". Generative: Reason, Formulate-Sub-Query, Synthesize-Answer and the belief-state
 # summaries of Algorithm 1; judgements about the evidence (DetectUncertainty) and the target
@@ -39,3 +41,9 @@ class ChipMindConfig:
     adaptive_k: bool = True
     anchor_filter: bool = True
     iterate: bool = True
+
+    def seeds(self) -> PPRSeeds:
+        """The PPR seeding part of this config (``graphs.chipkg.passages``)."""
+        return PPRSeeds(seed_nodes=self.seed_nodes, seed_passages=self.seed_passages,
+                        passage_weight=self.passage_weight, lexical_weight=self.lexical_weight,
+                        entity_weight=self.entity_weight, damping=self.damping, ppr_tol=self.ppr_tol)

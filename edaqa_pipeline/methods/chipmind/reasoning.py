@@ -44,7 +44,6 @@ from edaqa_pipeline.methods.chipmind.tasks import (
     Uncertainty,
 )
 from edaqa_pipeline.model import EvidenceItem
-from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.text.identifiers import identifier_kind, query_identifiers
 
@@ -62,8 +61,6 @@ def encode_question(search: KGSearch, query: str, clauses: list[str]) -> dict[st
         if missing:
             out.update(zip(missing, base.encode(missing), strict=True))
         return out
-    if not clauses:  # the question alone: the cached vector other paths of a query may share
-        return {query: query_vector(base, query)}
     texts = list(dict.fromkeys([query, *clauses]))
     return dict(zip(texts, base.encode(texts), strict=True))
 

@@ -1,12 +1,9 @@
 """One retrieval step of ChipMind over the ChipKG: seed, Personalized PageRank, adaptive K,
 CSA filter (paper 3.3; the reasoning loop around it is ``reasoning``).
 
-Seeds of the PPR personalization vector: the ``seed_nodes`` entity / statement nodes most
-similar to the (sub-)query vector (weight = cosine), the entities the query names literally
-(``entity_weight``, damped by how many passages the entity reaches), the ``seed_passages``
-passages most similar to the query (``passage_weight`` x cosine) and the ``seed_passages``
-best BM25 passages (the snapshot's shared ``LexicalIndex``; ``lexical_weight`` x score / best
-score; 0 = vector seeds only). Passages are ranked by their PPR mass.
+The seeding and the PPR ranking of passages are the shared ``graphs.chipkg.passages``
+(``PassageRanker``, seeds from ``ChipMindConfig.seeds()``); this module adds ChipMind's own
+steps: the adaptive K of Algorithm 1, the belief-state summaries and the CSA filter.
 """
 
 from __future__ import annotations
@@ -19,14 +16,12 @@ from typing import Any
 import numpy as np
 
 from edaqa_pipeline.graphs.chipkg.graph import KGGraph
-from edaqa_pipeline.graphs.chipkg.mentions import TOOL_NAME
+from edaqa_pipeline.graphs.chipkg.passages import PassageRanker
 from edaqa_pipeline.methods.chipmind.adaptive import adaptive_k
 from edaqa_pipeline.methods.chipmind.anchors import compatible
 from edaqa_pipeline.methods.chipmind.config import GENERATIVE_TEMPERATURE, ChipMindConfig
 from edaqa_pipeline.methods.chipmind.tasks import SummaryOut
 from edaqa_pipeline.model import EvidenceItem
-from edaqa_pipeline.retrieval.topk import top_k
-from edaqa_pipeline.text.identifiers import query_identifiers
 
 
 @dataclass
@@ -45,20 +40,6 @@ class Step:
     llm_ms: float = 0.0  # time in the belief-state summaries (model mode)
 
 
-def similarities(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``matrix @ vector`` without BLAS: OpenBLAS runs a large matrix-vector product on every
-    core, which on a shared machine costs ~14 ms for the 8k x 384 node matrix instead of ~2 ms
-    on one core (measured on the 2-core dev machine); einsum stays on one core."""
-    return np.einsum("ij,j->i", matrix, vector)
-
-
-def query_entity_names(query: str) -> list[str]:
-    """Lower-case names the query gives entities: its identifiers and tool names."""
-    names = [i.lower() for i in query_identifiers(query)]
-    names += [m.group(1).lower() for m in TOOL_NAME.finditer(query)]
-    return list(dict.fromkeys(names))
-
-
 @dataclass
 class KGSearch:
     snapshot: Any  # IndexSnapshot
@@ -70,11 +51,8 @@ class KGSearch:
     def __post_init__(self) -> None:
         g = self.graph
         self._emb_pos = {int(r): i for i, r in enumerate(g.embedded_rows)}
-        self._passage_pos = {int(r): i for i, r in enumerate(g.passage_rows)}
-        snap_row = self.snapshot._chunk_row
-        # KG passage order -> snapshot chunk row (-1 when the KG is stale for that chunk)
-        self._passage_snap = np.asarray([snap_row.get(c, -1) for c in g.passage_chunk], np.int64)
-        self._snap_passage = {int(s): int(g.passage_rows[i]) for i, s in enumerate(self._passage_snap) if s >= 0}
+        self.passages = PassageRanker(self.snapshot, g)
+        self._passage_pos, self._passage_snap = self.passages.passage_pos, self.passages.passage_snap
         self._units: dict[int, np.ndarray] = {}
         names = g.nodes["canonical"].to_list()
         self._stmt_mentions = {st: frozenset(names[e] for e in ents) for st, ents in g.statement_mentions.items()}
@@ -110,34 +88,9 @@ class KGSearch:
     # -- the step --
 
     def rank(self, qvec: np.ndarray, query: str, depth: int) -> list[tuple[int, float]]:
-        """Passage nodes by PPR mass for one (sub-)query: [(passage node row, score)]."""
-        cfg, g = self.config, self.graph
-        p = np.zeros(len(g.node_ids), np.float64)
-        if g.vectors.shape[0]:
-            sims = similarities(g.vectors, qvec)
-            for i in top_k(sims, cfg.seed_nodes):
-                if sims[i] > 0:
-                    p[g.embedded_rows[i]] += float(sims[i])
-        peak = p.max() if p.max() > 0 else 1.0
-        for name in query_entity_names(query):
-            for row in g.entity_by_name.get(name, []):
-                p[row] += cfg.entity_weight * peak / np.log2(2.0 + g.entity_degree[row])
-        if cfg.seed_passages and self.snapshot.chunk_vectors.shape[0]:
-            csims = similarities(self.snapshot.chunk_vectors, qvec)
-            for srow in top_k(csims, cfg.seed_passages):
-                node = self._snap_passage.get(srow)
-                if node is not None and csims[srow] > 0:
-                    p[node] += cfg.passage_weight * float(csims[srow])
-        if cfg.lexical_weight > 0 and cfg.seed_passages:
-            hits = self.snapshot.lexical.top(query, cfg.seed_passages)
-            best = hits[0][1] if hits else 1.0
-            for srow, score in hits:
-                node = self._snap_passage.get(srow)
-                if node is not None:
-                    p[node] += cfg.lexical_weight * score / best
-        x = g.ppr(p, alpha=cfg.damping, tol=cfg.ppr_tol)
-        scores = np.where(self._passage_snap >= 0, x[g.passage_rows], -1.0)
-        return [(int(g.passage_rows[i]), float(scores[i])) for i in top_k(scores, depth) if scores[i] > 0]
+        """Passage nodes by PPR mass for one (sub-)query: [(passage node row, score)] (the
+        shared ``graphs.chipkg.passages`` ranking with this config's seeds)."""
+        return self.passages.rank(qvec, query, depth, self.config.seeds())
 
     def summarize(self, query: str, items: Sequence[int], spent: list[float]) -> np.ndarray:
         """Algorithm 1's belief-state summary with a model: the summary text's embedding

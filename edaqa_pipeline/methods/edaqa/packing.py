@@ -9,7 +9,7 @@ already shown), at most ``k`` items: no line is shown twice beyond that, and wha
 (or the answer model) gets is exactly what the metrics measure. An alternative shorter than
 ``min_chars`` is never packed: the element path's ``contains`` members can be a lone heading or
 list entry of 11-60 characters, and each took one of the ``k`` slots while most of the token
-budget stayed unused.
+budget stayed unused. When nothing but fragments matched, they are packed after all.
 """
 
 from __future__ import annotations
@@ -55,11 +55,13 @@ def pack(candidates: Sequence[Candidate], k: int, budget_chars: int,
     shown: set[tuple[str, int | str]] = set()
     used = 0
     items: list[EvidenceItem] = []
+    fragments: list[EvidenceItem] = []
     for candidate in candidates:
         if len(items) >= k or budget_chars - used < 80:
             break
         for item in candidate.alternatives:
             if len(item.text) < min_chars:
+                fragments.append(item)  # alternatives are read once: keep it for the fallback
                 continue
             lines = item_lines(item)
             if len(lines & shown) >= max_overlap * len(lines):
@@ -70,4 +72,6 @@ def pack(candidates: Sequence[Candidate], k: int, budget_chars: int,
             shown |= lines
             items.append(item)
             break
+    if not items and fragments:  # only fragments matched: they are better than no evidence
+        return pack([Candidate([f], 0.0) for f in fragments], k, budget_chars, max_overlap)
     return items

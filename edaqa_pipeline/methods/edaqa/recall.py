@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
+import numpy as np
+
+from edaqa_pipeline.graphs.chipkg.passages import PassageRanker, PPRSeeds
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
 from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.fusion import rrf
@@ -67,22 +69,8 @@ def fuse(paths: Paths, weights: dict[str, float], method: str, rrf_k: int) -> di
     return fused
 
 
-def chipkg_retriever(snapshot: IndexSnapshot) -> Any:
-    """ChipMind (paper 001) reduced to one retrieval step over the ChipKG: PPR from the
-    question's anchors, adaptive top-K and the anchor filter, with the offline rules; None
-    when the storage root has no ChipKG."""
-    from edaqa_pipeline.graphs.chipkg.store import NODES_TABLE
-    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
-    from edaqa_pipeline.storage.tables import table_path
-
-    if not table_path(snapshot.storage / "tables", NODES_TABLE).is_file():
-        return None
-    return make_chipmind(snapshot, "edaqa_chipkg", iterate=False)
-
-
-def chipkg_path(retriever: Any, snapshot: IndexSnapshot, query: str, depth: int) -> list[tuple[int, float]]:
-    """The chunks of ChipMind's evidence, in its order, scored 1 / rank (the path's own scale;
-    score fusion min-max normalises it like the others)."""
-    rows = [snapshot.chunk_row(item.chunk_id) for item in retriever.retrieve(query, depth).items if item.chunk_id]
-    return [(row, 1.0 / rank) for rank, row in enumerate(dict.fromkeys(rows), 1)][:depth]
-
+def chipkg_path(ranker: PassageRanker, qvec: np.ndarray, query: str, depth: int) -> list[tuple[int, float]]:
+    """The chunks of the ChipKG's passages ranked by Personalized PageRank for the question
+    (``graphs.chipkg.passages``, ChipMind's seeds), with their PPR mass."""
+    ranked = ranker.rank(qvec, query, depth, PPRSeeds())
+    return [(ranker.chunk_row(node), score) for node, score in ranked]

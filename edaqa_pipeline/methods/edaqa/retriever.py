@@ -1,7 +1,7 @@
 """The EDAQA method (``edaqa``): the default retriever, built from the parts of the four papers
 that earn their place on the dev sets.
 
-1. **Chunk recall, four paths** (``recall``), each a ranked list of chunks:
+1. **Chunk recall, five paths** (``recall``), each a ranked list of chunks:
    * lexical: BM25 over the chunks' section path + text (the shared ``LexicalIndex``);
    * identifier: chunks carrying the query's canonical identifiers (commands, ``-options``,
      ``command -option``, ORFS variables, message ids, files), idf-weighted, fuzzy-matched
@@ -12,9 +12,10 @@ that earn their place on the dev sets.
      (``--with train``), else the base encoder (paper 000's chunk path);
    * units: the top functional units in the function space, expanded to their chunks (the
      primary paper's unit path);
-   * chipkg, when the storage root has a ChipKG (``--with chipkg``): the chunks of one ChipMind
-     retrieval step (PPR from the question's anchors, adaptive top-K, anchor filter; paper
-     001), reading the base-space question vector the element path encodes anyway.
+   * chipkg, when the storage root has a ChipKG (``--with chipkg``): the chunks of the ChipKG's
+     passages ranked by Personalized PageRank from the question's seeds (ChipMind's ranking,
+     paper 001, shared in ``graphs.chipkg.passages``), reading the base-space question vector
+     the element path encodes anyway.
    They are fused by a weighted sum of min-max normalised scores (or weighted RRF).
 2. **Element bundles** (``elements``): TechDocRAG's identifier recall over the element
    graph, expansion by query intent, summary rerank and bundles a reader needs (a table row
@@ -42,19 +43,14 @@ from typing import Any
 
 import numpy as np
 
+from edaqa_pipeline.graphs.chipkg.passages import PassageRanker, usable_ranker
 from edaqa_pipeline.graphs.elements.index import ElementIndex, load_index
 from edaqa_pipeline.graphs.elements.intent import analyze
 from edaqa_pipeline.methods.edaqa.elements import ElementPathConfig, element_items
 from edaqa_pipeline.methods.edaqa.focus import bundle
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
 from edaqa_pipeline.methods.edaqa.packing import merge, pack
-from edaqa_pipeline.methods.edaqa.recall import (
-    chipkg_path,
-    chipkg_retriever,
-    chunk_paths,
-    fuse,
-    lap,
-)
+from edaqa_pipeline.methods.edaqa.recall import chipkg_path, chunk_paths, fuse, lap
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.record import Retrieval
@@ -87,10 +83,12 @@ class EdaqaConfig:
     w_identifier: float = 1.0
     w_dense: float = 0.5
     w_units: float = 0.25
-    w_chipkg: float = 1.0  # ChipMind's one-step retrieval over the ChipKG, when it is built.
-    # 0 -> 1 on the dev sets: dev26 span_all 0.870 -> 0.880, check set 0.900 -> 0.933, MMBench
-    # unchanged; 0.25 and 0.5 gain less, 2 the same (docs/results.md, "Issue 17, eighth session")
+    w_chipkg: float = 0.5  # the ChipKG's PPR passages, when the ChipKG is built. 0 -> 0.5 (with
+    # chipkg_passages 8) on the dev sets: dev26 span_all 0.870 -> 0.880, check set 0.900 -> 0.933,
+    # MMBench unchanged; 0.25 and 1 lose a question on one set (docs/results.md, "Issue 17, eighth session")
     top_units: int = 10
+    chipkg_passages: int = 8  # ChipKG passages the path reads, best first (ChipMind's k0;
+    # 6 the same on the dev sets, 10 one question lower on dev26, 50 two lower on MMBench)
     tuned: bool = True  # use the trained encoder when the index has one
     w_chunks: float = 1.0  # merge weight of the chunk ranking
     w_elements: float = 2.0  # merge weight of the element-bundle ranking (> w_chunks: a bundle
@@ -138,10 +136,10 @@ class EdaqaRetriever:
         return ChunkIdentifierIndex.build(snap.chunk_records, sections)
 
     @cached_property
-    def chipkg(self) -> Any:
-        """ChipMind's retriever for the ChipKG path (one retrieval step, offline rules), or
-        None when the storage root has no ChipKG (`--with chipkg` not built)."""
-        return chipkg_retriever(self.snapshot)
+    def chipkg(self) -> PassageRanker | None:
+        """The ChipKG's PPR passage ranking, or None when the storage root has no usable
+        ChipKG (not built with ``--with chipkg``, empty, or from another encoder)."""
+        return usable_ranker(self.snapshot)
 
     @cached_property
     def element_index(self) -> ElementIndex:
@@ -183,8 +181,8 @@ class EdaqaRetriever:
         return [alternatives(row) for row in order]
 
     def _element_query_vector(self, query: str) -> Future[np.ndarray]:
-        """The element rerank's query vector. The summary cosine is its only use: with alpha 0
-        it is not encoded. In another space than the chunk paths' (a trained encoder), it is
+        """The element rerank's query vector (in the base space, which the ChipKG path reads
+        too, from the cache). With alpha 0 the element path does not encode it. In another space than the chunk paths' (a trained encoder), it is
         encoded in a worker thread while the chunk paths run: ONNX Runtime releases the GIL,
         so the two encodings share the wall time (22.4 -> see docs/results.md, "Latency")."""
         done: Future[np.ndarray] = Future()
@@ -207,9 +205,10 @@ class EdaqaRetriever:
         paths, timings = chunk_paths(self.snapshot, self.space, self.identifiers, query, ids,
                                      cfg.weights(), cfg.depth, cfg.top_units)
         if cfg.w_chipkg and self.chipkg is not None:
-            element_vector.result()  # the base-space question vector, which ChipMind reads too
             t = time.perf_counter()
-            paths["chipkg"] = chipkg_path(self.chipkg, self.snapshot, query, cfg.depth)
+            element_vector.result()  # then the base-space question vector is in the cache
+            paths["chipkg"] = chipkg_path(self.chipkg, query_vector(self.snapshot.base, query), query,
+                                           cfg.chipkg_passages)
             _, timings["chipkg"] = lap(t)
         scores = fuse(paths, cfg.weights(), cfg.fusion, cfg.rrf_k)
         # only the head of the fused ranking can reach a pack of at most k items; cutting line
