@@ -38,6 +38,7 @@ from edaqa_pipeline.cli.index import index_corpus, instance_for
 from edaqa_pipeline.evaluation.qa import load_qa
 from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
 from edaqa_pipeline.generation.answer import answer_question
+from edaqa_pipeline.graphs.chipkg.passages import PPRSeeds
 from edaqa_pipeline.graphs.chipkg.store import NODES_TABLE
 from edaqa_pipeline.methods.chipmind.retriever import FACTORIES, make_chipmind
 from edaqa_pipeline.registry import make_retriever
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     retrievers.update({name: factory(snapshot, llm=llm) for name, factory in FACTORIES.items()})
     if not args.no_extra:
         retrievers["chipmind_vector_seeds"] = make_chipmind(snapshot, "chipmind_vector_seeds", llm=llm,
-                                                            lexical_weight=0.0)
+                                                            seeds=PPRSeeds(lexical_weight=0.0))
     for r in retrievers.values():  # lazy caches (lexical index) outside the timed calls
         r.retrieve("warm up", 1)
     def answer(question: str, evidence: list) -> Any:  # type: ignore[type-arg]

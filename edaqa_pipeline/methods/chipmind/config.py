@@ -6,7 +6,7 @@ The retrieval defaults were tuned on the dev set of the 2026 OpenROAD manuals
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from edaqa_pipeline.graphs.chipkg.passages import PPRSeeds
 
@@ -26,13 +26,7 @@ class ChipMindConfig:
     k_max: int = 10  # cap of one adaptive retrieval (also capped by retrieve()'s k)
     fixed_k: int = 8  # the per-step K when adaptive_k is off (= k0: adaptive K only adds)
     summary_sentences: int = 4  # size of the extractive summary
-    seed_nodes: int = 5  # vector-similar KG nodes (entities, statements) seeding PPR
-    seed_passages: int = 10  # vector-similar (and BM25-best) passages seeding PPR
-    passage_weight: float = 0.5  # vector passage seed weight relative to node seeds
-    lexical_weight: float = 1.0  # BM25 passage seed weight (0 = vector seeds only)
-    entity_weight: float = 1.0  # weight of entities the query names literally
-    damping: float = 0.5  # PPR damping (HippoRAG 2 uses 0.5)
-    ppr_tol: float = 1e-6  # L1 convergence tolerance of the power iteration
+    seeds: PPRSeeds = field(default_factory=PPRSeeds)  # PPR seeding and damping (graphs.chipkg.passages)
     max_iterations: int = 6  # Reason -> sub-query -> retrieve rounds after the question
     cover_threshold: float = 0.9  # a clause is covered when this share of its words is found
     clause_vectors: str = "contextual"  # contextual (one encoder pass) | separate
@@ -41,9 +35,3 @@ class ChipMindConfig:
     adaptive_k: bool = True
     anchor_filter: bool = True
     iterate: bool = True
-
-    def seeds(self) -> PPRSeeds:
-        """The PPR seeding part of this config (``graphs.chipkg.passages``)."""
-        return PPRSeeds(seed_nodes=self.seed_nodes, seed_passages=self.seed_passages,
-                        passage_weight=self.passage_weight, lexical_weight=self.lexical_weight,
-                        entity_weight=self.entity_weight, damping=self.damping, ppr_tol=self.ppr_tol)

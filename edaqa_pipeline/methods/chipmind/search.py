@@ -2,7 +2,7 @@
 CSA filter (paper 3.3; the reasoning loop around it is ``reasoning``).
 
 The seeding and the PPR ranking of passages are the shared ``graphs.chipkg.passages``
-(``PassageRanker``, seeds from ``ChipMindConfig.seeds()``); this module adds ChipMind's own
+(``PassageRanker``, seeds from ``ChipMindConfig.seeds``); this module adds ChipMind's own
 steps: the adaptive K of Algorithm 1, the belief-state summaries and the CSA filter.
 """
 
@@ -90,7 +90,7 @@ class KGSearch:
     def rank(self, qvec: np.ndarray, query: str, depth: int) -> list[tuple[int, float]]:
         """Passage nodes by PPR mass for one (sub-)query: [(passage node row, score)] (the
         shared ``graphs.chipkg.passages`` ranking with this config's seeds)."""
-        return self.passages.rank(qvec, query, depth, self.config.seeds())
+        return self.passages.rank(qvec, query, depth, self.config.seeds)
 
     def summarize(self, query: str, items: Sequence[int], spent: list[float]) -> np.ndarray:
         """Algorithm 1's belief-state summary with a model: the summary text's embedding
