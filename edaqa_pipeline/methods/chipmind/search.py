@@ -52,7 +52,6 @@ class KGSearch:
         g = self.graph
         self._emb_pos = {int(r): i for i, r in enumerate(g.embedded_rows)}
         self.passages = PassageRanker(self.snapshot, g)
-        self._passage_pos, self._passage_snap = self.passages.passage_pos, self.passages.passage_snap
         self._units: dict[int, np.ndarray] = {}
         names = g.nodes["canonical"].to_list()
         self._stmt_mentions = {st: frozenset(names[e] for e in ents) for st, ents in g.statement_mentions.items()}
@@ -63,19 +62,18 @@ class KGSearch:
         return name.lower() in self.graph.entity_by_name
 
     def text(self, node: int) -> str:
-        snap = self._passage_snap[self._passage_pos[node]]
+        snap = self.passages.chunk_row(node)
         return self.snapshot.chunk_records[snap]["text"] if snap >= 0 else ""
 
     def item(self, node: int, score: float, path: str) -> EvidenceItem:
-        snap = int(self._passage_snap[self._passage_pos[node]])
-        return self.snapshot.chunk_item(snap, score, path)
+        return self.snapshot.chunk_item(self.passages.chunk_row(node), score, path)
 
     def units(self, node: int) -> np.ndarray:
         """Summary units of a passage: its statements' vectors (else the chunk vector)."""
         got = self._units.get(node)
         if got is None:
             rows = [self._emb_pos[s] for s in self.graph.passage_statements.get(node, []) if s in self._emb_pos]
-            snap = self._passage_snap[self._passage_pos[node]]
+            snap = self.passages.chunk_row(node)
             if rows:
                 got = self.graph.vectors[rows]
             elif snap >= 0:

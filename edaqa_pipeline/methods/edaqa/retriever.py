@@ -138,8 +138,9 @@ class EdaqaRetriever:
     @cached_property
     def chipkg(self) -> PassageRanker | None:
         """The ChipKG's PPR passage ranking, or None when the storage root has no usable
-        ChipKG (not built with ``--with chipkg``, empty, or from another encoder)."""
-        return usable_ranker(self.snapshot)
+        ChipKG (not built with ``--with chipkg``, empty, or from another encoder). Loaded once
+        per snapshot, however many EDAQA variants of one evaluation or server read it."""
+        return self.snapshot.derived(("chipkg_passages",), lambda: usable_ranker(self.snapshot))
 
     @cached_property
     def element_index(self) -> ElementIndex:
@@ -181,10 +182,11 @@ class EdaqaRetriever:
         return [alternatives(row) for row in order]
 
     def _element_query_vector(self, query: str) -> Future[np.ndarray]:
-        """The element rerank's query vector (in the base space, which the ChipKG path reads
-        too, from the cache). With alpha 0 the element path does not encode it. In another space than the chunk paths' (a trained encoder), it is
-        encoded in a worker thread while the chunk paths run: ONNX Runtime releases the GIL,
-        so the two encodings share the wall time (22.4 -> see docs/results.md, "Latency")."""
+        """The element rerank's query vector, in the base space (which the ChipKG path reads
+        too, from the cache); with alpha 0 the element path does not encode it. In another
+        space than the chunk paths' (a trained encoder), it is encoded in a worker thread while
+        the chunk paths run: ONNX Runtime releases the GIL, so the two encodings share the
+        wall time (22.4 -> see docs/results.md, "Latency")."""
         done: Future[np.ndarray] = Future()
         encoder = self.element_encoder
         if not (self.config.w_elements and self.config.elements.alpha):
