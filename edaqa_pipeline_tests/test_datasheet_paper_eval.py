@@ -22,7 +22,7 @@ from edaqa_pipeline.graphs.hwkg.oneshot import one_shot, parts
 from edaqa_pipeline.graphs.hwkg.paper_metrics import evaluate_document, totals
 from edaqa_pipeline.graphs.hwkg.tasks import render_refine
 from edaqa_pipeline.parsing.pdf import parse_pdf
-from edaqa_pipeline_tests.test_datasheets_kg import DOC, make_datasheet
+from edaqa_pipeline_tests._helpers_datasheets import DOC, make_datasheet
 
 
 @pytest.fixture(scope="module")

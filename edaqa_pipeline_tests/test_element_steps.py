@@ -20,7 +20,7 @@ from edaqa_pipeline.retrieval.encoders import base_encoder
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.text import identifiers
 from edaqa_pipeline.text.tokens import tokens
-from edaqa_pipeline_tests.test_elements import PLACER, ROUTER
+from edaqa_pipeline_tests._helpers_elements import PLACER, ROUTER
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The corpus sensor, the failed-documents sensor and the nightly schedule, evaluated like the
-daemon would.
+"""The corpus sensor, evaluated like the daemon would (the failed-documents sensor:
+test_index_batch.py; the nightly schedule: test_nightly_schedule.py).
 
 Each tick builds a fresh sensor context on one instance with the cursor of the previous tick,
 then applies the returned dynamic-partition requests to the instance (what the daemon does
@@ -12,9 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dagster import (
@@ -24,19 +22,16 @@ from dagster import (
     RunRequest,
     SensorResult,
     SkipReason,
-    build_schedule_context,
     build_sensor_context,
-    in_process_executor,
 )
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
-from edaqa_pipeline.assets.partitions import DOCUMENTS, FORCE_TAG, ISOLATE_FAILURES_TAG
-from edaqa_pipeline.definitions import build_definitions
-from edaqa_pipeline.schedules import nightly_refresh
+from edaqa_pipeline.assets.partitions import DOCUMENTS, ISOLATE_FAILURES_TAG
 from edaqa_pipeline.sensors import corpus_changes, corpus_sensor, range_tags
+from edaqa_pipeline_tests._helpers_sensor import _range, _repository
 from edaqa_pipeline_tests.dagster_fixtures import (
     DOC_A,
     DOC_B,
@@ -92,23 +87,9 @@ class SensorDriver:
         return set(self.instance.get_dynamic_partitions(DOCUMENTS))
 
 
-def _repository(tmp_path: Path):  # type: ignore[no-untyped-def]
-    corpus = write_corpus(tmp_path / "repo_corpus", {"x.md": DOC_C})
-    defs = build_definitions(
-        make_settings(corpus, tmp_path / "repo_storage"), executor=in_process_executor
-    )
-    return defs.get_repository_def()
-
-
 def _runs(result: SensorResult | SkipReason) -> list[RunRequest]:
     assert isinstance(result, SensorResult), result
     return list(result.run_requests or [])
-
-
-def _range(run: RunRequest) -> tuple[str, str]:
-    """(first, last) partition of a run over a range of documents."""
-    assert run.partition_key is None
-    return run.tags[ASSET_PARTITION_RANGE_START_TAG], run.tags[ASSET_PARTITION_RANGE_END_TAG]
 
 
 def _partition_requests(result: SensorResult, kind: type) -> list[str]:
@@ -133,18 +114,6 @@ def driver(tmp_path: Path, corpus: Path):  # type: ignore[no-untyped-def]
             yield SensorDriver(corpus, tmp_path / "storage", instance)
         finally:
             instance.dispose()
-
-
-@pytest.fixture
-def persistent_instance(tmp_path: Path):  # type: ignore[no-untyped-def]
-    # build_schedule_context keeps only an InstanceRef, which an ephemeral instance has not.
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    instance = DagsterInstance.local_temp(tempdir=str(home))
-    try:
-        yield instance
-    finally:
-        instance.dispose()
 
 
 # --- corpus_changes (pure) -------------------------------------------------------------------
@@ -362,57 +331,3 @@ def test_delete_readd_delete_cycle_gets_fresh_run_keys(driver, corpus):
         for run in runs:
             assert run.run_key not in seen, (step, run.run_key)
             seen.append(run.run_key)
-
-
-# --- the nightly schedule --------------------------------------------------------------------
-
-
-def _evaluate_schedule(instance: DagsterInstance, when: datetime) -> list[RunRequest]:
-    context = build_schedule_context(instance=instance, scheduled_execution_time=when)
-    result: Any = nightly_refresh(context)
-    return list(result)
-
-
-def test_nightly_refresh_requests_one_run_over_every_partition(persistent_instance):
-    persistent_instance.add_dynamic_partitions(DOCUMENTS, ["b.md", "a.md"])
-    when = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
-    (request,) = _evaluate_schedule(persistent_instance, when)
-    assert request.job_name == "build_index"
-    assert _range(request) == ("b.md", "a.md")  # the instance's partition order
-    assert request.tags["edaqa/reason"] == "nightly"
-    assert request.tags[FORCE_TAG] == "1" and request.tags[ISOLATE_FAILURES_TAG] == "1"
-    assert request.run_key == "nightly:2026-11-29"
-
-
-def test_nightly_refresh_run_keys_are_deterministic_per_day(persistent_instance):
-    persistent_instance.add_dynamic_partitions(DOCUMENTS, ["a.md", "b.md"])
-    day = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
-    again = _evaluate_schedule(persistent_instance, day.replace(minute=3))
-    first = _evaluate_schedule(persistent_instance, day)
-    assert [r.run_key for r in first] == [r.run_key for r in again]
-    next_day = _evaluate_schedule(persistent_instance, datetime(2026, 11, 30, 2, 0, tzinfo=UTC))
-    assert all("2026-11-30" in r.run_key for r in next_day)
-    assert not {r.run_key for r in first} & {r.run_key for r in next_day}
-
-
-def test_nightly_refresh_follows_partition_deletes(persistent_instance):
-    persistent_instance.add_dynamic_partitions(DOCUMENTS, ["a.md", "b.md", "c.md"])
-    persistent_instance.delete_dynamic_partition(DOCUMENTS, "c.md")
-    (request,) = _evaluate_schedule(persistent_instance, datetime(2026, 11, 29, 2, 0, tzinfo=UTC))
-    assert _range(request) == ("a.md", "b.md")
-
-
-def test_nightly_refresh_without_partitions_requests_nothing(persistent_instance):
-    assert _evaluate_schedule(persistent_instance, datetime(2026, 11, 29, 2, 0, tzinfo=UTC)) == []
-
-
-def test_nightly_refresh_tick_validates(persistent_instance, tmp_path):
-    """evaluate_tick checks the partition keys exist for the job, as the scheduler does."""
-    persistent_instance.add_dynamic_partitions(DOCUMENTS, ["a.md"])
-    context = build_schedule_context(
-        instance=persistent_instance,
-        scheduled_execution_time=datetime(2026, 11, 29, 2, 0, tzinfo=UTC),
-        repository_def=_repository(tmp_path),
-    )
-    data = nightly_refresh.evaluate_tick(context)
-    assert [_range(r) for r in data.run_requests or []] == [("a.md", "a.md")]
