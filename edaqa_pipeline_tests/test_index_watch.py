@@ -75,3 +75,53 @@ def test_watch_reindexes_an_edited_document_until_interrupted(tmp_path: Path) ->
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+def _steps_started(storage: Path, after: int) -> int:
+    """Steps started in the runs after the first ``after`` runs of the storage root."""
+    from dagster import DagsterEventType, DagsterInstance
+
+    with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
+        runs = sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)[after:]
+        return sum(len(instance.all_logs(r.dagster_run.run_id, of_type=DagsterEventType.STEP_START))
+                   for r in runs)
+
+
+def _runs(storage: Path) -> int:
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
+        return len(instance.get_run_records())
+
+
+def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_finishes(tmp_path: Path) -> None:
+    """Ctrl-C while a re-index runs: Dagster turns it into an interrupted step; the watcher
+    must stop with its line and status 0 (not a traceback, not watching on), and the next
+    ``edaqa index`` must finish the interrupted work."""
+    corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
+    storage = tmp_path / "storage"
+    command = [sys.executable, "-m", "edaqa_pipeline.cli", "index", "--corpus", str(corpus), "--storage",
+               str(storage), "--quiet"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen([*command, "--watch", "0.2"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        lines = _lines(proc)
+        _wait_for(lines, "watching", 300)
+        before = _runs(storage)
+        page = corpus / "pdn.md"
+        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{ADDED}\n", encoding="utf-8")
+        deadline = time.monotonic() + 120
+        while _steps_started(storage, before) < 2:  # the re-index's run is inside a step
+            assert time.monotonic() < deadline and proc.poll() is None, "no re-index started"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGINT)
+        _wait_for(lines, "stopped watching", 60)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, timeout=600)
+    chunks = read_partitions(storage / "tables", "chunks", ["pdn.md"])
+    assert chunks is not None and any(ADDED in text for text in chunks["text"].to_list())

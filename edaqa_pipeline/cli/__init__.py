@@ -8,6 +8,7 @@ and never load Dagster, so answering starts fast.
 from __future__ import annotations
 
 import argparse
+import sys
 
 DESCRIPTION = """Question answering over EDA documentation with cited evidence.
 
@@ -37,4 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; Dagster keeps what finished
+        print("interrupted", file=sys.stderr)
+        return 130

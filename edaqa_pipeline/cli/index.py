@@ -97,6 +97,19 @@ def instance_for(storage: Path):  # type: ignore[no-untyped-def]
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
+def interrupted(result: Any) -> bool:
+    """Whether a failed run was stopped by Ctrl-C. Inside a run Dagster turns SIGINT into a
+    ``DagsterExecutionInterruptedError`` of the running step, so without this the command
+    would report a failed build (and ``--watch`` would go on watching) instead of stopping."""
+    for event in result.all_events:
+        error = getattr(event.event_specific_data, "error", None)
+        while error is not None:
+            if error.cls_name == "DagsterExecutionInterruptedError":
+                return True
+            error = error.cause
+    return False
+
+
 def failure_message(result: Any) -> str:
     """The user-facing reason of a failed run: a failed blocking check, a ``Failure``
     description, else the root error."""
@@ -159,6 +172,8 @@ def run_job(cfg: Settings, job_name: str, run_config: dict[str, Any] | None = No
     result = defs.resolve_job_def(job_name).execute_in_process(
         instance=instance, run_config=config, raise_on_error=False, tags=tags,
         partition_key=partition_key)
+    if not result.success and interrupted(result):
+        raise KeyboardInterrupt  # Ctrl-C in a step: Dagster has recorded the run as failed
     timings: dict[str, float] = {}
     step_seconds(instance, result.run_id, timings)
     metadata: dict[str, dict[str, Any]] = {}
@@ -213,6 +228,14 @@ def _corpus_state(corpus: Path) -> list[tuple[str, int, int]]:
                   for p in corpus.rglob("*") if p.is_file())
 
 
+def _settle(corpus: Path, interval: float) -> list[tuple[str, int, int]]:
+    """The corpus state one interval later. A save that truncates, then writes (most editors,
+    ``Path.write_text``) shows as two changes; indexing the first would index the file twice
+    or a half-written file once."""
+    time.sleep(interval)
+    return _corpus_state(corpus)
+
+
 def _watch(args: argparse.Namespace, extra: tuple[Any, ...]) -> int:
     """``--watch``: re-index whenever a file of the corpus changes, in this process, until
     Ctrl-C. Why a process that stays: a new ``edaqa index`` pays its imports and start-up
@@ -230,6 +253,8 @@ def _watch(args: argparse.Namespace, extra: tuple[Any, ...]) -> int:
             now = _corpus_state(corpus)
             if now == seen:
                 continue
+            while (settled := _settle(corpus, args.watch)) != now:
+                now = settled  # still being written: index the file once it stops changing
             seen, started = now, time.perf_counter()
             report = index_corpus(corpus, storage, log=lambda *_: None, extra_jobs=extra)
             status = 1 if report.manifest["failed"] else 0
