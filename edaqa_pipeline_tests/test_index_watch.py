@@ -12,6 +12,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,34 +49,65 @@ def _wait_for(lines: queue.Queue[str], prefix: str, timeout: float) -> str:
     raise AssertionError(f"no line starting {prefix!r} within {timeout} s")
 
 
-def test_watch_reindexes_an_edited_document_until_interrupted(tmp_path: Path) -> None:
-    corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
-    storage = tmp_path / "storage"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "edaqa_pipeline.cli", "index", "--corpus", str(corpus), "--storage",
-         str(storage), "--quiet", "--watch", "0.2"],
-        env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True, start_new_session=True)
+def _index_command(corpus: Path, storage: Path) -> list[str]:
+    return [sys.executable, "-m", "edaqa_pipeline.cli", "index", "--corpus", str(corpus), "--storage",
+            str(storage), "--quiet"]
+
+
+@contextmanager
+def _watching(corpus: Path, storage: Path) -> Iterator[tuple[subprocess.Popen[str], queue.Queue[str]]]:
+    """``edaqa index --watch 0.2`` in a child process and its stdout lines; killed by process
+    group on the way out if it is still running."""
+    proc = subprocess.Popen([*_index_command(corpus, storage), "--watch", "0.2"],
+                            env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
-        lines = _lines(proc)
-        assert "indexed 2 documents" in _wait_for(lines, "indexed", 300)
-        _wait_for(lines, "watching", 30)
-        built = json.loads((storage / "manifest.json").read_text())
-        page = corpus / "pdn.md"
-        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{ADDED}\n", encoding="utf-8")
-        assert _wait_for(lines, "re-indexed", 120).startswith("re-indexed 1 documents, removed 0, failed 0")
-        chunks = read_partitions(storage / "tables", "chunks", ["pdn.md"])
-        assert chunks is not None and any(ADDED in text for text in chunks["text"].to_list())
-        again = json.loads((storage / "manifest.json").read_text())
-        assert again["tables"]["chunks"]["content_hash"] != built["tables"]["chunks"]["content_hash"]
-        assert again["tables"]["parsed_documents"]["rows"] > built["tables"]["parsed_documents"]["rows"]
-        os.kill(proc.pid, signal.SIGINT)
-        _wait_for(lines, "stopped watching", 60)
-        assert proc.wait(timeout=60) == 0
+        yield proc, _lines(proc)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+def _edit(corpus: Path) -> None:
+    page = corpus / "pdn.md"
+    page.write_text(page.read_text(encoding="utf-8") + f"\n\n{ADDED}\n", encoding="utf-8")
+
+
+def _stop(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+    """Ctrl-C by PID: the watcher says so and exits 0."""
+    os.kill(proc.pid, signal.SIGINT)
+    _wait_for(lines, "stopped watching", 60)
+    assert proc.wait(timeout=60) == 0
+
+
+def _added_is_indexed(storage: Path) -> bool:
+    chunks = read_partitions(storage / "tables", "chunks", ["pdn.md"])
+    return chunks is not None and any(ADDED in text for text in chunks["text"].to_list())
+
+
+def test_watch_reindexes_an_edited_document_until_interrupted(tmp_path: Path) -> None:
+    corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
+    storage = tmp_path / "storage"
+    with _watching(corpus, storage) as (proc, lines):
+        assert "indexed 2 documents" in _wait_for(lines, "indexed", 300)
+        _wait_for(lines, "watching", 30)
+        built = json.loads((storage / "manifest.json").read_text())
+        _edit(corpus)
+        assert _wait_for(lines, "re-indexed", 120).startswith("re-indexed 1 documents, removed 0, failed 0")
+        assert _added_is_indexed(storage)
+        again = json.loads((storage / "manifest.json").read_text())
+        assert again["tables"]["chunks"]["content_hash"] != built["tables"]["chunks"]["content_hash"]
+        assert again["tables"]["parsed_documents"]["rows"] > built["tables"]["parsed_documents"]["rows"]
+        _stop(proc, lines)
+
+
+def _runs(storage: Path) -> list[str]:
+    """The storage root's run ids, oldest first."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
+        return [r.dagster_run.run_id for r in sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)]
 
 
 def _steps_started(storage: Path, after: int) -> int:
@@ -82,16 +115,8 @@ def _steps_started(storage: Path, after: int) -> int:
     from dagster import DagsterEventType, DagsterInstance
 
     with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
-        runs = sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)[after:]
-        return sum(len(instance.all_logs(r.dagster_run.run_id, of_type=DagsterEventType.STEP_START))
-                   for r in runs)
-
-
-def _runs(storage: Path) -> int:
-    from dagster import DagsterInstance
-
-    with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
-        return len(instance.get_run_records())
+        return sum(len(instance.all_logs(run_id, of_type=DagsterEventType.STEP_START))
+                   for run_id in _runs(storage)[after:])
 
 
 def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_finishes(tmp_path: Path) -> None:
@@ -100,28 +125,15 @@ def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_fini
     ``edaqa index`` must finish the interrupted work."""
     corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
     storage = tmp_path / "storage"
-    command = [sys.executable, "-m", "edaqa_pipeline.cli", "index", "--corpus", str(corpus), "--storage",
-               str(storage), "--quiet"]
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.Popen([*command, "--watch", "0.2"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-    try:
-        lines = _lines(proc)
+    with _watching(corpus, storage) as (proc, lines):
         _wait_for(lines, "watching", 300)
-        before = _runs(storage)
-        page = corpus / "pdn.md"
-        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{ADDED}\n", encoding="utf-8")
+        before = len(_runs(storage))
+        _edit(corpus)
         deadline = time.monotonic() + 120
         while _steps_started(storage, before) < 2:  # the re-index's run is inside a step
             assert time.monotonic() < deadline and proc.poll() is None, "no re-index started"
             time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGINT)
-        _wait_for(lines, "stopped watching", 60)
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, timeout=600)
-    chunks = read_partitions(storage / "tables", "chunks", ["pdn.md"])
-    assert chunks is not None and any(ADDED in text for text in chunks["text"].to_list())
+        _stop(proc, lines)
+    subprocess.run(_index_command(corpus, storage), env=dict(os.environ, HF_HUB_OFFLINE="1"), check=True,
+                   stdout=subprocess.DEVNULL, timeout=600)
+    assert _added_is_indexed(storage)
