@@ -1,6 +1,6 @@
 """``edaqa index --watch``: the process stays after the first build and re-indexes what changed
-in the corpus, until Ctrl-C. Run for real: the CLI in a child process, a file edited on disk,
-the re-index read back from the storage root, SIGINT to stop it (by PID)."""
+in the corpus, until Ctrl-C or ``kill``. Run for real: the CLI in a child process, a file edited
+on disk, the re-index read back from the storage root, SIGINT or SIGTERM to stop it (by PID)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from edaqa_pipeline.storage.tables import read_partitions
+from edaqa_pipeline_tests.dagster_fixtures import reset_signals
 from edaqa_pipeline_tests.fixtures_index import copy_corpus
 
 pytestmark = pytest.mark.slow
@@ -54,13 +55,22 @@ def _index_command(corpus: Path, storage: Path) -> list[str]:
             str(storage), "--quiet"]
 
 
+def _as_background_job() -> None:
+    """preexec_fn: SIGINT ignored, as a shell starts a background job (``cmd &``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextmanager
-def _watching(corpus: Path, storage: Path) -> Iterator[tuple[subprocess.Popen[str], queue.Queue[str]]]:
-    """``edaqa index --watch 0.2`` in a child process and its stdout lines; killed by process
-    group on the way out if it is still running."""
+def _watching(corpus: Path, storage: Path,
+              signals: Callable[[], None]) -> Iterator[tuple[subprocess.Popen[str], queue.Queue[str]]]:
+    """``edaqa index --watch 0.2`` in a child process and its stdout lines; ``signals`` sets the
+    child's signal dispositions as its launcher would (what a pytest run inherits varies: a
+    background ``make test`` ignores SIGINT). Killed by process group on the way out."""
     proc = subprocess.Popen([*_index_command(corpus, storage), "--watch", "0.2"],
                             env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+                            preexec_fn=signals)
     try:
         yield proc, _lines(proc)
     finally:
@@ -74,9 +84,9 @@ def _edit(corpus: Path) -> None:
     page.write_text(page.read_text(encoding="utf-8") + f"\n\n{ADDED}\n", encoding="utf-8")
 
 
-def _stop(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
-    """Ctrl-C by PID: the watcher says so and exits 0."""
-    os.kill(proc.pid, signal.SIGINT)
+def _stop(proc: subprocess.Popen[str], lines: queue.Queue[str], sig: signal.Signals) -> None:
+    """Ctrl-C or ``kill`` by PID: the watcher says so and exits 0."""
+    os.kill(proc.pid, sig)
     _wait_for(lines, "stopped watching", 60)
     assert proc.wait(timeout=60) == 0
 
@@ -86,10 +96,13 @@ def _added_is_indexed(storage: Path) -> bool:
     return chunks is not None and any(ADDED in text for text in chunks["text"].to_list())
 
 
-def test_watch_reindexes_an_edited_document_until_interrupted(tmp_path: Path) -> None:
+def test_watch_reindexes_an_edited_document_until_killed(tmp_path: Path) -> None:
+    """Started as a background job (SIGINT ignored), stopped with ``kill`` (SIGTERM) after a
+    re-index: Dagster's runs re-point SIGTERM at the ignored SIGINT handler, so without
+    ``_stop_on_sigterm`` only SIGKILL would stop it."""
     corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
     storage = tmp_path / "storage"
-    with _watching(corpus, storage) as (proc, lines):
+    with _watching(corpus, storage, _as_background_job) as (proc, lines):
         assert "indexed 2 documents" in _wait_for(lines, "indexed", 300)
         _wait_for(lines, "watching", 30)
         built = json.loads((storage / "manifest.json").read_text())
@@ -99,7 +112,7 @@ def test_watch_reindexes_an_edited_document_until_interrupted(tmp_path: Path) ->
         again = json.loads((storage / "manifest.json").read_text())
         assert again["tables"]["chunks"]["content_hash"] != built["tables"]["chunks"]["content_hash"]
         assert again["tables"]["parsed_documents"]["rows"] > built["tables"]["parsed_documents"]["rows"]
-        _stop(proc, lines)
+        _stop(proc, lines, signal.SIGTERM)
 
 
 def _runs(storage: Path) -> list[str]:
@@ -125,7 +138,7 @@ def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_fini
     ``edaqa index`` must finish the interrupted work."""
     corpus = copy_corpus(tmp_path / "corpus", ["floorplan.md", "pdn.md"])
     storage = tmp_path / "storage"
-    with _watching(corpus, storage) as (proc, lines):
+    with _watching(corpus, storage, reset_signals) as (proc, lines):  # a terminal's Ctrl-C
         _wait_for(lines, "watching", 300)
         before = len(_runs(storage))
         _edit(corpus)
@@ -133,7 +146,7 @@ def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_fini
         while _steps_started(storage, before) < 2:  # the re-index's run is inside a step
             assert time.monotonic() < deadline and proc.poll() is None, "no re-index started"
             time.sleep(0.05)
-        _stop(proc, lines)
+        _stop(proc, lines, signal.SIGINT)
     subprocess.run(_index_command(corpus, storage), env=dict(os.environ, HF_HUB_OFFLINE="1"), check=True,
                    stdout=subprocess.DEVNULL, timeout=600)
     assert _added_is_indexed(storage)

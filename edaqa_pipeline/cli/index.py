@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from collections import Counter
@@ -236,6 +237,14 @@ def _settle(corpus: Path, interval: float) -> list[tuple[str, int, int]]:
     return _corpus_state(corpus)
 
 
+def _stop_on_sigterm() -> None:
+    """``kill PID`` stops the watcher as Ctrl-C does. Why again after every run: while a run
+    executes, Dagster points SIGTERM at SIGINT's handler and afterwards restores both to
+    SIGINT's original one. A watcher started as a background job (SIGINT ignored) would then
+    ignore SIGTERM as well, and only SIGKILL would stop it."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
 def _watch(args: argparse.Namespace, extra: tuple[Any, ...]) -> int:
     """``--watch``: re-index whenever a file of the corpus changes, in this process, until
     Ctrl-C. Why a process that stays: a new ``edaqa index`` pays its imports and start-up
@@ -245,7 +254,8 @@ def _watch(args: argparse.Namespace, extra: tuple[Any, ...]) -> int:
     Dagster run on the storage root's instance), so the UI shows every run."""
     corpus, storage = Path(args.corpus), Path(args.storage)
     seen = _corpus_state(corpus)
-    print(f"watching {corpus} every {args.watch:g} s (Ctrl-C stops)", flush=True)
+    _stop_on_sigterm()
+    print(f"watching {corpus} every {args.watch:g} s (Ctrl-C or kill stops)", flush=True)
     status = 0
     try:
         while True:
@@ -257,6 +267,7 @@ def _watch(args: argparse.Namespace, extra: tuple[Any, ...]) -> int:
                 now = settled  # still being written: index the file once it stops changing
             seen, started = now, time.perf_counter()
             report = index_corpus(corpus, storage, log=lambda *_: None, extra_jobs=extra)
+            _stop_on_sigterm()
             status = 1 if report.manifest["failed"] else 0
             print(f"re-indexed {len(report.reindexed)} documents, removed {len(report.deleted)}, "
                   f"failed {len(report.manifest['failed'])}, in {time.perf_counter() - started:.1f} s",
