@@ -131,9 +131,19 @@ class ScriptedServer:
                     for name, value in headers:
                         self.send_header(name, value)
                     self.end_headers()
+                    self._done()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
+
+            def _done(self) -> None:
+                """The request stops counting as in flight: before its last bytes are written,
+                so a client that has read them (and starts its next request) never overlaps it
+                in ``max_in_flight``. Once per request."""
+                if getattr(self, "_counted", False):
+                    with server._lock:
+                        server.in_flight -= 1
+                    self._counted = False
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
@@ -152,6 +162,7 @@ class ScriptedServer:
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True
                 try:
                     if reply.delay_s and server._stop.wait(reply.delay_s):
                         return
@@ -164,8 +175,7 @@ class ScriptedServer:
                         return
                     self._send(200, _completion(body, reply), reply.headers)
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    self._done()
 
             def _stream(self, body: dict[str, Any], reply: Reply) -> None:
                 try:
@@ -179,6 +189,7 @@ class ScriptedServer:
                         self.wfile.flush()
                         if reply.token_delay_s and self._wait_or_closed(reply.token_delay_s):
                             raise ConnectionResetError("client closed the stream")
+                    self._done()
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
