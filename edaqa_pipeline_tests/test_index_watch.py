@@ -115,21 +115,14 @@ def test_watch_reindexes_an_edited_document_until_killed(tmp_path: Path) -> None
         _stop(proc, lines, signal.SIGTERM)
 
 
-def _runs(storage: Path) -> list[str]:
-    """The storage root's run ids, oldest first."""
-    from dagster import DagsterInstance
-
-    with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
-        return [r.dagster_run.run_id for r in sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)]
-
-
-def _steps_started(storage: Path, after: int) -> int:
-    """Steps started in the runs after the first ``after`` runs of the storage root."""
+def _steps_started(storage: Path, after: int) -> tuple[int, int]:
+    """(runs of the storage root, steps started in the runs after its first ``after``)."""
     from dagster import DagsterEventType, DagsterInstance
 
     with DagsterInstance.from_config(str(storage / "dagster_home")) as instance:
-        return sum(len(instance.all_logs(run_id, of_type=DagsterEventType.STEP_START))
-                   for run_id in _runs(storage)[after:])
+        runs = sorted(instance.get_run_records(), key=lambda r: r.create_timestamp)
+        return len(runs), sum(len(instance.all_logs(r.dagster_run.run_id, of_type=DagsterEventType.STEP_START))
+                              for r in runs[after:])
 
 
 def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_finishes(tmp_path: Path) -> None:
@@ -140,10 +133,10 @@ def test_ctrl_c_during_a_reindex_stops_the_watch_cleanly_and_the_next_index_fini
     storage = tmp_path / "storage"
     with _watching(corpus, storage, reset_signals) as (proc, lines):  # a terminal's Ctrl-C
         _wait_for(lines, "watching", 300)
-        before = len(_runs(storage))
+        before, _ = _steps_started(storage, 0)
         _edit(corpus)
         deadline = time.monotonic() + 120
-        while _steps_started(storage, before) < 2:  # the re-index's run is inside a step
+        while _steps_started(storage, before)[1] < 2:  # the re-index's run is inside a step
             assert time.monotonic() < deadline and proc.poll() is None, "no re-index started"
             time.sleep(0.05)
         _stop(proc, lines, signal.SIGINT)
