@@ -1,26 +1,40 @@
 """The reproduction matrix: every quality figure of docs/results.md, re-run and checked.
 
 ``benchmarks/matrix.yaml`` lists the indexes (corpus + optional builds), the evaluations (index,
-QA file, dev or test) and the figures (evaluation, method, metric, expected value). This
-script, as Anserini's regressions do:
+QA file, ``split: dev`` or ``split: test``) and the figures (evaluation, method, metric, expected
+value). This script, as Anserini's regressions do:
 
-    .venv/bin/python benchmarks/reproduce.py                      # build what is missing, evaluate, compare
-    .venv/bin/python benchmarks/reproduce.py --only dev26,mmbench # some evaluations
+    .venv/bin/python benchmarks/reproduce.py                      # every dev evaluation: build what is missing, evaluate, compare
+    .venv/bin/python benchmarks/reproduce.py --only dev26,mmbench # some dev evaluations
+    .venv/bin/python benchmarks/reproduce.py --test --only ordqa  # the test split (ORD-QA): only when asked for by name
     .venv/bin/python benchmarks/reproduce.py --render             # rewrite the generated tables of docs/results.md
-    .venv/bin/python benchmarks/reproduce.py --update             # write the measured values into the matrix
-    .venv/bin/python benchmarks/reproduce.py --measured ordqa=/tmp/eval/metrics.json   # compare a finished run
+    .venv/bin/python benchmarks/reproduce.py --update             # write the measured dev values into the matrix
+    .venv/bin/python benchmarks/reproduce.py --measured dev26=/tmp/eval/metrics.json   # compare a finished run
 
 Every index is built with ``edaqa index`` (through Dagster) into ``--work`` (default
 /tmp/edaqa_matrix); every evaluation is one ``edaqa eval`` run of all its methods. A figure
 "moved" when ``|measured - expected| > tolerance`` (default 0.0005: the metrics are
-deterministic); the script prints each moved figure and exits 1 if any did. ``--render``
-needs no run: the tables between the ``<!-- matrix:NAME -->`` markers of docs/results.md are
-generated from the matrix file, so the document can never disagree with it.
+deterministic); the script prints each moved figure and exits 1 if any did.
+
+Dev and test. Every default (of ``edaqa`` and of the other methods) is chosen on the dev
+evaluations only; the test split (ORD-QA) is measured once the code is fixed, and nothing is
+chosen on it. So a test evaluation runs only with ``--test`` and only when ``--only`` names it:
+a plain run covers the dev evaluations and says the test split was skipped; ``--only ordqa``
+without ``--test``, or ``--test`` without ``--only``, is refused (exit status 2). ``--update``
+writes test figures only with ``--test`` (also for ``--measured ordqa=...``), and then records
+under that evaluation when and on which commit they were produced
+(``produced: {date: YYYY-MM-DD, commit: <short HEAD>}``, ``+dirty`` when the work tree had
+uncommitted changes; with ``--measured``, run ``--update`` on the tree the evaluation ran on).
+
+``--render`` needs no run: the tables between the ``<!-- matrix:NAME -->`` markers of
+docs/results.md are generated from the matrix file, so the document can never disagree with it;
+a test table says when its figures were produced.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import itertools
 import json
 import os
@@ -36,6 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 MATRIX = REPO / "benchmarks" / "matrix.yaml"
 RESULTS = REPO / "docs" / "results.md"
 TOLERANCE = 0.0005
+REFUSED = 2  # exit status of a run the dev/test protocol does not allow
 
 
 def load_matrix(path: Path = MATRIX) -> dict[str, Any]:
@@ -49,7 +64,14 @@ def load_matrix(path: Path = MATRIX) -> dict[str, Any]:
     for name, ev in matrix["evaluations"].items():
         if ev["index"] not in matrix["indexes"]:
             raise ValueError(f"{path}: evaluation {name} names an unknown index {ev['index']!r}")
+        if ev.get("split") not in ("dev", "test"):
+            raise ValueError(f"{path}: evaluation {name} has split {ev.get('split')!r} (dev or test)")
     return matrix
+
+
+def split_of(matrix: dict[str, Any], split: str) -> list[str]:
+    """The evaluations of one split (``dev`` or ``test``), in matrix order."""
+    return [name for name, ev in matrix["evaluations"].items() if ev["split"] == split]
 
 
 def _resolve(path: str) -> str:
@@ -104,6 +126,59 @@ def compare(matrix: dict[str, Any], measured: dict[str, dict[str, Any]]) -> list
     return moved
 
 
+def current_commit(repo: Path = REPO) -> str:
+    """Short sha of HEAD, ``+dirty`` when tracked or untracked (not ignored) files differ from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        sha = git("rev-parse", "--short", "HEAD")
+        dirty = bool(git("status", "--porcelain"))
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha + ("+dirty" if dirty else "")
+
+
+def update(matrix: dict[str, Any], include_test: bool, today: datetime.date | None = None,
+           commit: str | None = None) -> tuple[int, int]:
+    """Measured values become expected (rounded to 3 decimals); test figures only with
+    ``include_test``, which also records when and on which commit they were produced.
+    Returns (figures updated, test figures left untouched)."""
+    tests = set(split_of(matrix, "test"))
+    updated = kept = 0
+    produced: set[str] = set()
+    for figure in matrix["figures"]:
+        value = figure.pop("measured", None)
+        if value is None:
+            continue
+        if figure["eval"] in tests and not include_test:
+            kept += 1
+            continue
+        figure["expected"] = round(value, 3)
+        updated += 1
+        if figure["eval"] in tests:
+            produced.add(figure["eval"])
+    for name in produced:
+        matrix["evaluations"][name]["produced"] = {
+            "date": (today or datetime.date.today()).isoformat(),
+            "commit": commit or current_commit(),
+        }
+    return updated, kept
+
+
+def write_matrix(matrix: dict[str, Any], path: Path) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    header = "".join(itertools.takewhile(lambda line: line.startswith("#"), lines))  # safe_dump drops it
+    path.write_text(header + yaml.safe_dump(matrix, sort_keys=False, width=110))
+
+
+def produced_line(spec: dict[str, Any]) -> str:
+    produced = spec.get("produced")
+    if not produced:
+        return "When these test figures were produced is not recorded."
+    note = f" ({produced['note']})" if produced.get("note") else ""
+    return f"Test figures produced on {produced['date']}, on commit `{produced['commit']}`{note}."
+
+
 def render_tables(matrix: dict[str, Any]) -> dict[str, str]:
     """Markdown table per evaluation: methods as rows, the evaluation's metrics as columns."""
     tables = {}
@@ -115,8 +190,11 @@ def render_tables(matrix: dict[str, Any]) -> dict[str, str]:
         metrics = list(dict.fromkeys(f["metric"] for f in figures))
         methods = list(dict.fromkeys(f["method"] for f in figures))
         value = {(f["method"], f["metric"]): f.get("expected") for f in figures}
-        lines = [f"*{spec['title']}* ({spec['split']} set; `benchmarks/reproduce.py --only {name}`)", "",
-                 "| method | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
+        flag = "--test " if spec["split"] == "test" else ""
+        lines = [f"*{spec['title']}* ({spec['split']} set; `benchmarks/reproduce.py {flag}--only {name}`)", ""]
+        if spec["split"] == "test":
+            lines += [produced_line(spec), ""]
+        lines += ["| method | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
         for method in methods:
             cells = [f"{value[(method, m)]:.3f}" if value.get((method, m)) is not None else "-" for m in metrics]
             lines.append(f"| `{method}` | " + " | ".join(cells) + " |")
@@ -137,17 +215,39 @@ def render_results(matrix: dict[str, Any], path: Path = RESULTS) -> str:
     return text
 
 
-def main() -> int:
+def select(matrix: dict[str, Any], only: list[str], measured: set[str], include_test: bool) -> tuple[list[str], str]:
+    """The evaluations to run, or a reason to refuse (non-empty second value)."""
+    tests = split_of(matrix, "test")
+    unknown = [name for name in only if name not in matrix["evaluations"]]
+    if unknown:
+        return [], f"unknown evaluation(s): {', '.join(unknown)} (known: {', '.join(matrix['evaluations'])})"
+    if include_test and not only and not measured:
+        return [], ("--test runs a test evaluation only when --only names it: "
+                    + " or ".join(f"--test --only {name}" for name in tests))
+    named_tests = [name for name in only if name in tests]
+    if named_tests and not include_test:
+        return [], (f"{', '.join(named_tests)} is the test split (measured once the code is fixed; nothing is "
+                    f"chosen on it): it runs only with --test --only {','.join(named_tests)}")
+    if only:
+        return only, ""
+    if measured:
+        return [], ""
+    return split_of(matrix, "dev"), ""
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matrix", type=Path, default=MATRIX)
     parser.add_argument("--work", type=Path, default=Path("/tmp/edaqa_matrix"))
     parser.add_argument("--only", default="", help="comma-separated evaluation names")
+    parser.add_argument("--test", action="store_true",
+                        help="allow the test split: run the test evaluation --only names, update its figures")
     parser.add_argument("--render", action="store_true", help="regenerate docs/results.md tables only")
     parser.add_argument("--update", action="store_true", help="store measured values as expected")
     parser.add_argument("--reuse", action="store_true", help="reuse indexes already in --work")
     parser.add_argument("--measured", action="append", default=[], metavar="EVAL=METRICS_JSON",
                         help="take an evaluation's figures from a finished `edaqa eval` run")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     matrix = load_matrix(args.matrix)
     if args.render:
         RESULTS.write_text(render_results(matrix))
@@ -156,8 +256,19 @@ def main() -> int:
     measured: dict[str, dict[str, Any]] = {}
     for pair in args.measured:
         name, _, path = pair.partition("=")
+        if name not in matrix["evaluations"]:
+            print(f"reproduce.py: --measured names an unknown evaluation {name!r}", file=sys.stderr)
+            return REFUSED
         measured[name] = json.loads(Path(path).read_text())
-    wanted = [e for e in args.only.split(",") if e] or ([] if measured else list(matrix["evaluations"]))
+    only = [e for e in args.only.split(",") if e]
+    wanted, refusal = select(matrix, only, set(measured), args.test)
+    if refusal:
+        print(f"reproduce.py: {refusal}", file=sys.stderr)
+        return REFUSED
+    tests = split_of(matrix, "test")
+    if not only and not measured:
+        print(f"test split skipped: {', '.join(tests)} (run it with "
+              + " or ".join(f"--test --only {name}" for name in tests) + ")", flush=True)
     storages: dict[str, Path] = {}
     for name in wanted:
         spec = matrix["evaluations"][name]
@@ -169,13 +280,11 @@ def main() -> int:
         measured[name] = run_evaluation(name, spec, storages[index], methods_of(matrix, name), args.work)
     moved = compare(matrix, measured)
     if args.update:
-        for figure in matrix["figures"]:
-            if figure.get("measured") is not None:
-                figure["expected"] = round(figure.pop("measured"), 3)
-        lines = args.matrix.read_text().splitlines(keepends=True)
-        header = "".join(itertools.takewhile(lambda line: line.startswith("#"), lines))  # safe_dump drops it
-        args.matrix.write_text(header + yaml.safe_dump(matrix, sort_keys=False, width=110))
-        print(f"updated {args.matrix}")
+        updated, kept = update(matrix, include_test=args.test)
+        write_matrix(matrix, args.matrix)
+        print(f"updated {updated} figures in {args.matrix}")
+        if kept:
+            print(f"left {kept} test figures untouched (the test split is updated only with --test)")
         return 0
     for line in moved:
         print("MOVED " + line)
