@@ -33,6 +33,7 @@ from edaqa_pipeline.assets import (
     training,
     units,
 )
+from edaqa_pipeline.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.jobs import (
     assemble_corpus_job,
     build_chip_kg_job,
@@ -43,7 +44,7 @@ from edaqa_pipeline.jobs import (
     index_document_job,
     train_encoder_job,
 )
-from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.schedules import nightly_refresh
 from edaqa_pipeline.sensors import corpus_sensor, failed_documents_sensor
 from edaqa_pipeline.settings import Settings

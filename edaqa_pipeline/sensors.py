@@ -33,11 +33,8 @@ from dagster import (
     run_status_sensor,
     sensor,
 )
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
+from edaqa_pipeline.assets.document_specs import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG
 from edaqa_pipeline.assets.document_state import FAILED
 from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS, DOCUMENTS, ISOLATE_FAILURES_TAG
 from edaqa_pipeline.corpus.scan import scan_corpus
@@ -69,8 +66,8 @@ def range_tags(order: Sequence[str], keys: Sequence[str]) -> dict[str, str]:
     """Partition-range tags of the smallest range of ``order`` (the instance's partition
     order) that holds every key of ``keys``."""
     positions = sorted(order.index(k) for k in keys)
-    return {ASSET_PARTITION_RANGE_START_TAG: order[positions[0]],
-            ASSET_PARTITION_RANGE_END_TAG: order[positions[-1]]}
+    return {PARTITION_RANGE_START_TAG: order[positions[0]],
+            PARTITION_RANGE_END_TAG: order[positions[-1]]}
 
 
 def build_request(order: Sequence[str], keys: Sequence[str], run_key: str, reason: str) -> RunRequest:

@@ -41,13 +41,13 @@ UNIT_ASSETS = (
     "unit_chunk_contents", "unit_type_bags", "unit_rejections",
 )  # fmt: skip
 CORPUS_ASSETS = (*UNIT_ASSETS, "unit_embeddings", "chunk_index")
-# Hardware knowledge graphs from PDF datasheets (issue 9): per-document and cross-document.
+# Hardware knowledge graphs from PDF datasheets: per-document and cross-document.
 HWKG_DOCUMENT_ASSETS = ("datasheet_chunks", "datasheet_properties")
 HWKG_CORPUS_ASSETS = ("hardware_kgs", "hardware_kg_instructions")
 PARTITIONED_ASSETS = DOCUMENT_ASSETS + HWKG_DOCUMENT_ASSETS + ("elements",)
-# ChipKG (issue 10): built by its own job (edaqa index --chipkg), not by assemble_corpus.
+# ChipKG: built by its own job (edaqa index --chipkg), not by assemble_corpus.
 CHIPKG_ASSETS = ("chip_kg_nodes", "chip_kg_triples")
-# TechDocRAG (issue 8): elements per document (index job), element_graph by its own job.
+# TechDocRAG: elements per document (index job), element_graph by its own job.
 ELEMENT_DOCUMENT_ASSETS = ("elements",)
 ELEMENT_CORPUS_ASSETS = ("element_graph",)
 TRAINING_ASSETS = ("training_pairs", "trained_encoder", "tuned_embeddings")

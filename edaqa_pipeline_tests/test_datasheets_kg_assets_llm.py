@@ -35,7 +35,8 @@ def test_assets_materialise_with_checks(tmp_path, monkeypatch):
 
     from edaqa_pipeline.assets import datasheets, documents
     from edaqa_pipeline.assets.partitions import DOCUMENTS
-    from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
+    from edaqa_pipeline.io_manager import CorpusParquetIOManager
+    from edaqa_pipeline.resources import LLMResource, PipelineSettings
 
     for var in ("EDAQA_LLM_BASE_URL", "EDAQA_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)

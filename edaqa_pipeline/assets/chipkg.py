@@ -31,7 +31,8 @@ from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.graphs.chipkg.checks import kg_problems
 from edaqa_pipeline.graphs.chipkg.store import NODES_TABLE, TRIPLES_TABLE, build_kg
 from edaqa_pipeline.graphs.chipkg.vectors import vector_problems, with_vectors
-from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
+from edaqa_pipeline.io_manager import CorpusParquetIOManager
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval.encoders import base_encoder
 
 GROUP = "chip_kg"

@@ -23,6 +23,19 @@ from edaqa_pipeline.resources import PipelineSettings
 IO_PARAM = "io_manager"
 SETTINGS_PARAM = "settings"
 
+# Run tags Dagster itself sets and reads; the public ``dagster`` namespace does not export
+# their names, so they are spelled here. ``dagster/partition``: the partition a run targets
+# (listed under "System tags" > "Run tags" on
+# https://docs.dagster.io/guides/build/assets/metadata-and-tags/tags). The range pair makes
+# one run target every asset partition from start to end (set by single-run backfills, by
+# hand in the launchpad's "Edit tags", and by ``sensors.range_tags``); that table does not
+# list them: they come from "enable launching a run that targets a range of asset partitions"
+# (https://github.com/dagster-io/dagster/pull/10441), whose use Dagster's maintainers
+# describe in https://github.com/dagster-io/dagster/discussions/11653.
+PARTITION_TAG = "dagster/partition"
+PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
+PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
+
 
 @dataclass
 class DocumentResult:
@@ -72,17 +85,11 @@ def asset_infos(defs_resources: Mapping[str, Any], code_versions: Mapping[str, s
 
 def run_document_keys(instance: Any, run_id: str) -> list[str]:
     """The document keys a run targets (one partition, or a range of them)."""
-    from dagster._core.storage.tags import (
-        ASSET_PARTITION_RANGE_END_TAG,
-        ASSET_PARTITION_RANGE_START_TAG,
-        PARTITION_NAME_TAG,
-    )
-
     run = instance.get_run_by_id(run_id)
     tags = run.tags if run is not None else {}
-    if tags.get(PARTITION_NAME_TAG):
-        return [tags[PARTITION_NAME_TAG]]
-    start, end = tags.get(ASSET_PARTITION_RANGE_START_TAG), tags.get(ASSET_PARTITION_RANGE_END_TAG)
+    if tags.get(PARTITION_TAG):
+        return [tags[PARTITION_TAG]]
+    start, end = tags.get(PARTITION_RANGE_START_TAG), tags.get(PARTITION_RANGE_END_TAG)
     if start and end:
         return list(documents_partitions.get_partition_keys_in_range(
             PartitionKeyRange(start, end), dynamic_partitions_store=instance))

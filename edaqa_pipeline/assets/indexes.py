@@ -37,7 +37,8 @@ from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS, DOCUMENTS
 from edaqa_pipeline.assets.per_document import document_asset
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.resources import CorpusParquetIOManager, PipelineSettings
+from edaqa_pipeline.io_manager import CorpusParquetIOManager
+from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.embedder import Embedder, vectors_of
 from edaqa_pipeline.retrieval.encoders import base_encoder, function_encoder

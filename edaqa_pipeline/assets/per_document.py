@@ -55,7 +55,6 @@ from dagster import (
     ResourceParam,
     asset,
 )
-from dagster._core.definitions.resource_annotation import _is_resource_annotation
 
 from edaqa_pipeline.assets import document_state as state
 from edaqa_pipeline.assets import progress
@@ -69,12 +68,9 @@ from edaqa_pipeline.assets.document_specs import (
 )
 from edaqa_pipeline.assets.partitions import FORCE_TAG, ISOLATE_FAILURES_TAG, documents_partitions
 from edaqa_pipeline.checks import PendingExpectations, expectation_check
-from edaqa_pipeline.resources import (
-    KEEP_STORED,
-    PER_DOCUMENT_INPUT,
-    CorpusParquetIOManager,
-    PipelineSettings,
-)
+from edaqa_pipeline.dagster_compat import is_resource_annotation
+from edaqa_pipeline.io_manager import KEEP_STORED, PER_DOCUMENT_INPUT, CorpusParquetIOManager
+from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.storage.tables import compact
 from edaqa_pipeline.validation.expectations import run_suite
 
@@ -112,7 +108,7 @@ def _roles(fn: Callable[..., Any]) -> tuple[bool, list[str], list[inspect.Parame
         annotation = hints.get(name, param.annotation)
         if name in ("context", "_context"):
             takes_context = True
-        elif (isinstance(annotation, type) and issubclass(annotation, Config)) or _is_resource_annotation(annotation):
+        elif (isinstance(annotation, type) and issubclass(annotation, Config)) or is_resource_annotation(annotation):
             passthrough.append(param.replace(annotation=annotation))
         else:
             inputs.append(name)

@@ -7,6 +7,12 @@ the answer is an instructor schema (``PropertyList``) validated against the inpu
 chunk id must be the chunk sent, a name and a value are required, or the model is asked again.
 The task's offline implementation is the rule extractor (``rules.py``), so a call answered by
 the fallback gives the same rows as the offline build.
+
+``DatasheetProperty`` is the one definition of a datasheet property's fields (name,
+description, value or minimum/typical/maximum, unit, conditions) in a response schema; each
+task that answers with properties extends it with where the property was read from (here
+``source_chunk_id``; the one-shot baseline, ``graphs.hwkg.oneshot``, its block and
+reference), so both graphs are built from the same fields.
 """
 
 from __future__ import annotations
@@ -26,8 +32,12 @@ from edaqa_pipeline.llm import DATA_NOT_INSTRUCTIONS, LLMTask, delimit, register
 TASK = "datasheet_properties"
 
 
-class ExtractedProperty(BaseModel):
-    """One engineering property stated in the chunk."""
+class DatasheetProperty(BaseModel):
+    """The fields of one datasheet property, shared by every task that answers with properties.
+
+    The field descriptions are part of each task's prompt (the tool's JSON schema) and of its
+    response cache key (``llm.cache``): rewording one re-asks every cached call.
+    """
 
     name: str = Field(description="variable name as the datasheet uses it, e.g. 'Output voltage'")
     description: str = Field(
@@ -41,6 +51,19 @@ class ExtractedProperty(BaseModel):
     value_max: str | None = Field(default=None, description="maximum, if given")
     unit: str = Field(default="", description="unit as printed, '' if none")
     conditions: str = Field(default="", description="conditions/configuration it applies to")
+
+
+def rule_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``DatasheetProperty`` fields of one row of the rule extractor
+    (``rules.offline_chunk_properties``): how both tasks' offline implementations answer."""
+    return {"name": raw["name"], "value": raw.get("value") or "", "value_min": raw.get("value_min"),
+            "value_typ": raw.get("value_typ"), "value_max": raw.get("value_max"),
+            "unit": raw.get("unit") or "", "conditions": raw.get("conditions") or ""}
+
+
+class ExtractedProperty(DatasheetProperty):
+    """One engineering property stated in the chunk."""
+
     source_chunk_id: str = Field(description="id of the chunk the property was read from")
 
 
@@ -71,25 +94,12 @@ def _render(inputs: Mapping[str, Any]) -> str:
     )
 
 
-def _raw_to_extracted(raw: dict[str, Any], chunk_id: str) -> ExtractedProperty:
-    return ExtractedProperty(
-        name=raw["name"],
-        description="",
-        value=raw.get("value") or "",
-        value_min=raw.get("value_min"),
-        value_typ=raw.get("value_typ"),
-        value_max=raw.get("value_max"),
-        unit=raw.get("unit") or "",
-        conditions=raw.get("conditions") or "",
-        source_chunk_id=chunk_id,
-    )
-
-
 def _offline(inputs: Mapping[str, Any]) -> BaseModel:
     chunk = inputs["chunk"]
     return PropertyList(
         properties=[
-            _raw_to_extracted(r, chunk["chunk_id"]) for r in offline_chunk_properties(chunk)
+            ExtractedProperty(**rule_fields(r), source_chunk_id=chunk["chunk_id"])
+            for r in offline_chunk_properties(chunk)
         ]
     )
 
@@ -146,4 +156,5 @@ def prompt_pair(chunk: Mapping[str, Any], category: str) -> tuple[str, str]:
     return SYSTEM_PROMPT, _render(_llm_inputs(chunk, category))
 
 
-__all__ = ["TASK", "ExtractedProperty", "PropertyList", "llm_inputs", "prompt_pair", "validate_properties"]
+__all__ = ["TASK", "DatasheetProperty", "ExtractedProperty", "PropertyList", "llm_inputs", "prompt_pair",
+           "rule_fields", "validate_properties"]

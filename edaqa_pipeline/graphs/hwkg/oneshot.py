@@ -4,8 +4,8 @@ The baseline gets the same parsed text our pipeline reads (the chunks' Markdown-
 figures excluded, tables as CSV), split into as few parts as ``context_tokens`` allows, and
 is asked for the whole graph at once: every property with name, description, value, unit,
 conditions, the block path it belongs to, and the **exact supporting text** it was read from
-(``reference``). Same output fields as our properties, so both graphs are compared on equal
-terms. A baseline property whose reference does not occur in its input is unfaithful (the
+(``reference``). Same output fields as our properties (``DatasheetProperty``, extended with
+``block`` and ``reference``), so both graphs are compared on equal terms. A baseline property whose reference does not occur in its input is unfaithful (the
 paper's exact-string check, on whitespace-normalised text).
 
 Offline, the baseline is the rule extractor run on the whole document at once (task
@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from edaqa_pipeline.extraction.datasheets.property_llm import DatasheetProperty, rule_fields
 from edaqa_pipeline.extraction.datasheets.rules import offline_chunk_properties, skip_chunk
 from edaqa_pipeline.extraction.datasheets.skeletons import GENERAL_DESCRIPTION
 from edaqa_pipeline.graphs.hwkg.routing import route_path
@@ -42,17 +43,29 @@ TASK = "datasheet_oneshot"
 DEFAULT_CONTEXT_TOKENS = 100_000
 
 
-class OneShotProperty(BaseModel):
+# The one-shot prompt (the tool's JSON schema) words six of the shared fields its own way. The
+# response cache is keyed on that schema (``llm.cache``), so the wording is kept here, applied
+# to the schema only; the fields themselves (names, types, defaults) are ``DatasheetProperty``'s.
+ONESHOT_WORDING = {
+    "name": "variable name as the datasheet uses it",
+    "description": "brief description with conditions and variants",
+    "value": "value or range exactly as printed",
+    "value_typ": "typical, if given",
+    "unit": "unit as printed",
+    "conditions": "conditions / configuration it applies to",
+}
+
+
+def _oneshot_wording(schema: dict[str, Any]) -> None:
+    for field, text in ONESHOT_WORDING.items():
+        schema["properties"][field]["description"] = text
+
+
+class OneShotProperty(DatasheetProperty):
     """One property of the one-shot graph."""
 
-    name: str = Field(description="variable name as the datasheet uses it")
-    description: str = Field(default="", description="brief description with conditions and variants")
-    value: str = Field(default="", description="value or range exactly as printed")
-    value_min: str | None = Field(default=None, description="minimum, if given")
-    value_typ: str | None = Field(default=None, description="typical, if given")
-    value_max: str | None = Field(default=None, description="maximum, if given")
-    unit: str = Field(default="", description="unit as printed")
-    conditions: str = Field(default="", description="conditions / configuration it applies to")
+    model_config = ConfigDict(json_schema_extra=_oneshot_wording)
+
     block: str = Field(default="", description="functional block path, e.g. 'Power > Supply'")
     reference: str = Field(default="", description="the exact text of the input it was read from")
 
@@ -90,11 +103,7 @@ def _offline(inputs: Mapping[str, Any]) -> BaseModel:
             reference = chunk["text"] if is_table else (raw.get("extra") or chunk["text"])
             block = " > ".join(route_path(inputs["category"], list(chunk.get("section_path") or []),
                                           chunk.get("title") or "", entity=raw.get("entity") or ""))
-            props.append(OneShotProperty(name=raw["name"], value=raw.get("value") or "", value_min=raw.get("value_min"),
-                                         value_typ=raw.get("value_typ"), value_max=raw.get("value_max"),
-                                         unit=raw.get("unit") or "",
-                                         conditions=raw.get("conditions") or "", block=block,
-                                         reference=reference))
+            props.append(OneShotProperty(**rule_fields(raw), block=block, reference=reference))
     return OneShotGraph(properties=props)
 
 
