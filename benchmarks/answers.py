@@ -65,16 +65,10 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="also write metrics.json/results.jsonl/reports")
     args = parser.parse_args()
 
-    from edaqa_pipeline.cli.query import (
-        QueryError,
-        answer_client,
-        build_retrievers,
-        load_snapshot,
-        make_judge,
-    )
     from edaqa_pipeline.evaluation.qa import load_qa
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
     from edaqa_pipeline.generation.answer import answer_question
+    from edaqa_pipeline.service import EdaqaService, ServiceError, answer_client, make_judge
 
     items = load_qa(args.qa, "auto", args.source_map)
     if args.limit:
@@ -83,9 +77,10 @@ def main() -> int:
         try:
             llm = answer_client(args.answers or ("llm" if args.local else None))
             judge = make_judge("llm" if args.judge else "none")
-            snapshot = load_snapshot(args.storage)
-            retrievers = build_retrievers([m.strip() for m in args.methods.split(",")], snapshot, llm)
-        except QueryError as exc:
+            service = EdaqaService.open(args.storage)
+            snapshot = service.snapshot
+            retrievers = service.retrievers([m.strip() for m in args.methods.split(",")], llm)
+        except ServiceError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         snapshot.base.encode(["warm up"])

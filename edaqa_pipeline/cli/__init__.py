@@ -1,8 +1,12 @@
-"""The ``edaqa`` command.
+"""The ``edaqa`` command: argument parsing and printing over the layers below.
 
 ``index`` and ``train`` launch Dagster (a persistent instance per storage root, so every run
-shows in the UI); ``ask``, ``eval`` and ``serve`` read the stored tables and LanceDB directly
-and never load Dagster, so answering starts fast.
+shows in the UI). ``ask``, ``eval`` and ``serve`` call ``edaqa_pipeline.service``, the one
+search-and-answer API that the HTTP app (``service/http.py``) and any other surface share: it
+reads the stored tables and LanceDB directly and never loads Dagster, so answering starts
+fast, and its ``ServiceError`` is what these commands print as a one-line error. The CLI
+imports nothing else below it except the registry's method names for ``--method`` choices
+(``test_layering.py`` holds this, listing what the Dagster-launching commands need).
 """
 
 from __future__ import annotations

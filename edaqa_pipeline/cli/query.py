@@ -1,7 +1,9 @@
-"""``edaqa ask`` and ``edaqa eval``: query an indexed storage root without loading Dagster.
+"""``edaqa ask`` and ``edaqa eval``: arguments in, printed results out; the work is the service's.
 
-Errors a user can cause (no index, a method whose tables were not built, an unknown method, a
-bad QA file, a misconfigured model) are one line on stderr and exit status 2, never a
+Both commands call ``edaqa_pipeline.service`` (which reads the stored tables and LanceDB and
+never loads Dagster, so answering starts fast). Errors a user can cause (no index, a method
+whose tables were not built, an unknown method, a bad QA file, a misconfigured model) come
+back as one ``ServiceError`` and are printed as one line on stderr with exit status 2, never a
 traceback. A model that fails while answering is not such an error: the answer falls back to
 the extractive one and a one-line note says why.
 
@@ -17,14 +19,11 @@ import argparse
 import json
 import os
 import sys
-import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
+from edaqa_pipeline import service
 from edaqa_pipeline.registry import DEFAULT_METHOD, METHOD_NAMES
-
-ANSWERERS = ("extractive", "llm")
 
 
 def env_default(name: str) -> str | None:
@@ -40,7 +39,7 @@ def storage_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def answers_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--answers", choices=ANSWERERS, default=None,
+    parser.add_argument("--answers", choices=service.ANSWERERS, default=None,
                         help="answerer: llm (the configured model's grounded answer; default when "
                         "EDAQA_LLM_* configures one) or extractive (offline quotes)")
 
@@ -48,76 +47,6 @@ def answers_argument(parser: argparse.ArgumentParser) -> None:
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
-
-
-def load_snapshot(storage: str) -> Any:
-    """The index at ``storage``, or a user-facing error (``QueryError``)."""
-    from edaqa_pipeline.retrieval.snapshot import (
-        EncoderMismatchError,
-        IndexSnapshot,
-        NotIndexedError,
-    )
-
-    try:
-        return IndexSnapshot.load(Path(storage))
-    except (NotIndexedError, EncoderMismatchError) as exc:
-        raise QueryError(str(exc)) from None
-
-
-class QueryError(RuntimeError):
-    """A problem the user can fix; printed as one line."""
-
-
-def answer_client(choice: str | None) -> Any:
-    """The LLM client for ``--answers`` (None = extractive), or ``QueryError``.
-
-    No offline fallback inside the client: ``answer_question`` falls back itself and says so.
-    """
-    from edaqa_pipeline.llm import LLMError, client_from_env, llm_configured
-
-    if choice is None:
-        choice = "llm" if llm_configured() else "extractive"
-    if choice == "extractive":
-        return None
-    if not llm_configured():
-        raise QueryError("--answers llm needs a model: set EDAQA_LLM_BASE_URL and EDAQA_LLM_MODEL "
-                         "(or EDAQA_LLM_API_KEY for api.openai.com); see docs/llm.md")
-    try:
-        return client_from_env(fallback_offline=False)
-    except LLMError as exc:
-        raise QueryError(str(exc)) from None
-
-
-def build_retrievers(methods: list[str], snapshot: Any, llm: Any = None) -> dict[str, Any]:
-    from edaqa_pipeline.registry import MethodNotBuiltError, UnknownMethodError, make_retriever
-    from edaqa_pipeline.retrieval.snapshot import NoTrainedEncoderError
-
-    out = {}
-    for name in methods:
-        try:
-            out[name] = make_retriever(name, snapshot, llm=llm)
-        except (UnknownMethodError, MethodNotBuiltError, NoTrainedEncoderError) as exc:
-            raise QueryError(str(exc)) from None
-    return out
-
-
-def ask_record(question: str, method: str, retriever: Any, llm: Any, k: int) -> dict[str, Any]:
-    """Retrieve, answer, and return the ``ask --json`` record (also ``POST /ask``)."""
-    from edaqa_pipeline.generation.answer import answer_question
-
-    started = time.perf_counter()
-    result = retriever.retrieve(question, k)
-    retrieval_ms = (time.perf_counter() - started) * 1000
-    started = time.perf_counter()
-    answer = answer_question(question, list(result.items), llm)
-    answer_ms = (time.perf_counter() - started) * 1000
-    ids = {n.item.evidence_id: n.id for n in answer.evidence}
-    return {
-        "question": question, "method": method, **answer.to_json(),
-        "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
-        "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}), **e.to_json()}
-                     for e in result.items],
-    }
 
 
 def _spinner(llm: Any) -> Any:
@@ -138,25 +67,16 @@ def _spinner(llm: Any) -> Any:
     return spin()
 
 
-def warm(snapshot: Any, *retrievers: Any) -> None:
-    """Load what a first query would (encoders and their ONNX exports, indexes), so that the
-    reported retrieval time is the query's."""
-    snapshot.base.encode(["warm up"])
-    for retriever in retrievers:
-        if hasattr(retriever, "warm"):
-            retriever.warm()
-
-
 def _cmd_ask(args: argparse.Namespace) -> int:
     try:
-        llm = answer_client(args.answers)
-        snapshot = load_snapshot(args.storage)
-        retriever = build_retrievers([args.method], snapshot, llm)[args.method]
-    except QueryError as exc:
+        llm = service.answer_client(args.answers)
+        svc = service.EdaqaService.open(args.storage)
+        svc.check_request(args.question, args.method, args.k)  # before loading any model
+        svc.warm(args.method, answerer=llm)  # model load is not retrieval time
+        with _spinner(llm):
+            record = svc.answer(args.question, args.method, args.k, llm)
+    except service.ServiceError as exc:
         return _fail(str(exc))
-    warm(snapshot, retriever)  # model load is not retrieval time
-    with _spinner(llm):
-        record = ask_record(args.question, args.method, retriever, llm, args.k)
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return 0
@@ -176,83 +96,29 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+HEADLINE = ("doc_recall@5", "ref_recall@2048t", "span_cover@2048t", "rougeL", "bleu",
+            "llm_score", "atomic_f1", "citation_recall", "citation_precision")
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from edaqa_pipeline.evaluation.qa import QAFormatError, load_qa
-    from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
-    from edaqa_pipeline.registry import available_methods
-
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     try:
-        items = load_qa(args.qa, args.qa_format, args.source_map)
-        llm = answer_client(args.answers)
-        judge = make_judge(args.judge)
-        snapshot = load_snapshot(args.storage)
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()] or available_methods(snapshot.storage)
-        retrievers = build_retrievers(methods, snapshot, llm)
-    except (QAFormatError, QueryError) as exc:
+        evaluation = service.prepare_evaluation(
+            args.storage, args.qa, qa_format=args.qa_format, source_map=args.source_map,
+            methods=methods, answers=args.answers, judge=args.judge, k=args.k,
+            element_metrics=not args.no_element_metrics)
+    except service.ServiceError as exc:
         return _fail(str(exc))
-    warm(snapshot, *retrievers.values())
-    answerer = f"llm:{llm.model}" if llm is not None else "extractive"
-    print(f"answers: {answerer}; judge: {judge.name if judge is not None else 'offline rules'}",
-          file=sys.stderr)
-
-    extra = None
-    if not args.no_element_metrics:
-        from edaqa_pipeline.evaluation.element_metrics import load_view
-
-        view = load_view(snapshot.storage, snapshot.documents)
-
-        def extra(item, evidence, answer):  # type: ignore[no-untyped-def]
-            return view.scores(evidence, gold_spans=item.gold_spans, ref_passages=item.ref_passages,
-                               gold_docs=item.gold_docs, answer=answer)
-
-    from edaqa_pipeline.generation.answer import answer_question
-
-    def answer(question: str, evidence: list) -> Any:  # type: ignore[type-arg]
-        return answer_question(question, evidence, llm, packed=True)
-
-    status = None
-    if llm is not None and hasattr(llm, "throughput"):
-        from edaqa_pipeline.llm import BatchProgress
-
-        def status(done: int, total: int) -> str:
-            batch = BatchProgress("answers", total, llm.throughput)
-            batch.advance(done)
-            return batch.line()
-
-    metrics, rows = run_evaluation(items, retrievers, answer, k=args.k,
-                                   embed=partial(snapshot.base.encode, stable=True), judge=judge,
-                                   progress=not args.no_progress, extra_scores=extra, status=status)
-    metrics["answerer"] = answerer
-    if judge is not None:
-        metrics["judge"] = judge.name
+    print(f"answers: {evaluation.answerer}; judge: {evaluation.judge_name}", file=sys.stderr)
+    metrics, rows = evaluation.run(progress=not args.no_progress)
     out = Path(args.out)
-    write_outputs(out, metrics, rows, reproduced="edaqa " + " ".join(sys.argv[1:]))
+    evaluation.write(out, metrics, rows, reproduced="edaqa " + " ".join(sys.argv[1:]))
     print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.html")
-    headline = ["doc_recall@5", "ref_recall@2048t", "span_cover@2048t", "rougeL", "bleu",
-                "llm_score", "atomic_f1", "citation_recall", "citation_precision"]
-    print("method".ljust(24) + "".join(h.rjust(18) for h in headline))
+    print("method".ljust(24) + "".join(h.rjust(18) for h in HEADLINE))
     for method, values in metrics["methods"].items():
         print(method.ljust(24) + "".join(
-            (f"{values[h]:.3f}" if h in values else "-").rjust(18) for h in headline))
+            (f"{values[h]:.3f}" if h in values else "-").rjust(18) for h in HEADLINE))
     return 0
-
-
-def make_judge(choice: str) -> Any:
-    """The answer judge for ``--judge`` (None = offline rules), or ``QueryError``."""
-    from edaqa_pipeline.evaluation.judge import AnswerJudge
-    from edaqa_pipeline.llm import LLMError, judge_from_env, llm_configured
-
-    configured = llm_configured() or bool(env_default("EDAQA_JUDGE_BASE_URL") or
-                                          env_default("EDAQA_JUDGE_API_KEY"))
-    if choice == "none" or (choice == "auto" and not configured):
-        return None
-    if not configured:
-        raise QueryError("--judge llm needs a model: set EDAQA_JUDGE_BASE_URL and EDAQA_JUDGE_MODEL "
-                         "(or the EDAQA_LLM_* settings); see docs/llm.md")
-    try:
-        return AnswerJudge(judge_from_env())
-    except LLMError as exc:
-        raise QueryError(str(exc)) from None
 
 
 def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -262,7 +128,8 @@ def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     storage_argument(p)
     p.add_argument("--method", default=DEFAULT_METHOD, choices=METHOD_NAMES,
                    help=f"retrieval method (default: {DEFAULT_METHOD})")
-    p.add_argument("--k", type=int, default=5, help="evidence items to retrieve (default 5)")
+    p.add_argument("--k", type=int, default=5,
+                   help=f"evidence items to retrieve (default 5, at most {service.MAX_K})")
     answers_argument(p)
     p.add_argument("--json", action="store_true", help="print a machine-readable record")
     p.set_defaults(func=_cmd_ask)

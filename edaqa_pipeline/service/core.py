@@ -1,0 +1,171 @@
+"""``EdaqaService``: one opened storage root and the retrievers built on it.
+
+Every way of asking (``edaqa ask``, ``edaqa eval``, the HTTP server, an MCP tool, an answer
+page) needs the same steps: load the index once, build a method's retriever once, retrieve,
+answer, and show the cited lines. Doing them here keeps the surfaces thin and their answers
+identical: the record ``answer`` returns is the one ``edaqa ask --json`` prints and ``POST
+/ask`` returns.
+
+Concurrency: a retriever holds no per-query state (``retrieval/record.py``: everything a call
+produces is in its ``Retrieval``), so built retrievers are used by any number of threads at
+once. Only building takes a lock, so that two first requests for a method build it once.
+Whether a surface serialises answering (a local model serves one request at a time) is the
+surface's decision, not forced here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from edaqa_pipeline.service.errors import CONFLICT, NOT_FOUND, ServiceError
+from edaqa_pipeline.service.requests import check_k, check_method, check_question
+from edaqa_pipeline.service.sources import SourceLines, check_range, document_lines
+
+if TYPE_CHECKING:
+    from edaqa_pipeline.retrieval.record import Retrieval, Retriever
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+
+def load_snapshot(storage: str | Path) -> IndexSnapshot:
+    """The index at ``storage``; ``ServiceError`` when there is none (404) or it was built
+    with another encoder than the configured one (409)."""
+    from edaqa_pipeline.retrieval.snapshot import (
+        EncoderMismatchError,
+        IndexSnapshot,
+        NotIndexedError,
+    )
+
+    try:
+        return IndexSnapshot.load(Path(storage))
+    except NotIndexedError as exc:
+        raise ServiceError(str(exc), status=NOT_FOUND) from None
+    except EncoderMismatchError as exc:
+        raise ServiceError(str(exc), status=CONFLICT) from None
+
+
+class EdaqaService:
+    """The API under every surface: methods, documents, retrieve, answer, read source lines."""
+
+    def __init__(self, snapshot: IndexSnapshot) -> None:
+        from edaqa_pipeline.registry import available_methods
+
+        self.snapshot = snapshot
+        self.methods: list[str] = available_methods(snapshot.storage)
+        self._retrievers: dict[tuple[str, int], tuple[Retriever, Any]] = {}
+        self._lines: dict[str, list[str]] = {}
+        self._build_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, storage: str | Path) -> EdaqaService:
+        """The service over the index at ``storage`` (``ServiceError`` when there is none)."""
+        return cls(load_snapshot(storage))
+
+    @property
+    def storage(self) -> Path:
+        return self.snapshot.storage
+
+    @property
+    def documents(self) -> list[str]:
+        """The indexed documents (keys relative to the corpus root)."""
+        return list(self.snapshot.documents)
+
+    # --- retrievers -------------------------------------------------------------------------
+
+    def check_method(self, method: Any) -> str:
+        """``method`` if it is built here, else ``ServiceError`` (404)."""
+        return check_method(method, self.methods, self.storage)
+
+    def retriever(self, method: Any, answerer: Any = None) -> Retriever:
+        """The retriever of ``method`` for ``answerer`` (the LLM client a method may use, None
+        = offline rules), built and warmed on first use, then reused. 404 for a method that
+        is not built, 409 when building it fails (e.g. no trained encoder)."""
+        method = self.check_method(method)
+        key = (method, id(answerer))
+        built = self._retrievers.get(key)
+        if built is None:
+            with self._build_lock:
+                built = self._retrievers.get(key)
+                if built is None:
+                    # the answerer is kept with the retriever so its id is never reused
+                    built = (self._build(method, answerer), answerer)
+                    self._retrievers[key] = built
+        return built[0]
+
+    def retrievers(self, methods: Sequence[str], answerer: Any = None) -> dict[str, Retriever]:
+        """The retrievers of ``methods`` (built and warmed), in order."""
+        return {m: self.retriever(m, answerer) for m in methods}
+
+    def _build(self, method: str, answerer: Any) -> Retriever:
+        from edaqa_pipeline.registry import MethodNotBuiltError, UnknownMethodError, make_retriever
+        from edaqa_pipeline.retrieval.snapshot import NoTrainedEncoderError
+
+        try:
+            retriever = make_retriever(method, self.snapshot, llm=answerer)
+        except (UnknownMethodError, MethodNotBuiltError, NoTrainedEncoderError) as exc:
+            raise ServiceError(str(exc), status=CONFLICT, param="model") from None
+        if hasattr(retriever, "warm"):  # load models and indexes now, not in a query's time
+            retriever.warm()
+        return retriever
+
+    def warm(self, *methods: str, answerer: Any = None) -> None:
+        """Load what a first query would (the base encoder and its ONNX export, and the
+        retrievers of ``methods``), so reported retrieval times are the queries' own."""
+        self.snapshot.base.encode(["warm up"])
+        for method in methods:
+            self.retriever(method, answerer)
+
+    # --- asking -----------------------------------------------------------------------------
+
+    def check_request(self, question: Any, method: Any, k: Any) -> tuple[str, str, int]:
+        """The validated ``(question, method, k)`` of a request, or ``ServiceError``."""
+        return check_question(question), self.check_method(method), check_k(k)
+
+    def retrieve(self, question: Any, method: Any, k: Any, answerer: Any = None) -> Retrieval:
+        """The ``Retrieval`` of ``method`` for ``question`` (``k`` items)."""
+        question, method, k = self.check_request(question, method, k)
+        return self.retriever(method, answerer).retrieve(question, k)
+
+    def answer(self, question: Any, method: Any, k: Any, answerer: Any = None) -> dict[str, Any]:
+        """Retrieve, answer with ``answerer`` (an LLM client, None = extractive) and return
+        the record ``edaqa ask --json`` prints (also ``POST /ask``)."""
+        from edaqa_pipeline.generation.answer import answer_question
+
+        question, method, k = self.check_request(question, method, k)
+        retriever = self.retriever(method, answerer)
+        started = time.perf_counter()
+        result = retriever.retrieve(question, k)
+        retrieval_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        answer = answer_question(question, list(result.items), answerer)
+        answer_ms = (time.perf_counter() - started) * 1000
+        ids = {n.item.evidence_id: n.id for n in answer.evidence}
+        return {
+            "question": question, "method": method, **answer.to_json(),
+            "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
+            "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}),
+                          **e.to_json()} for e in result.items],
+        }
+
+    # --- source lines -----------------------------------------------------------------------
+
+    def read_lines(self, document: Any, start: Any, end: Any) -> SourceLines:
+        """Lines ``start``..``end`` (1-based, inclusive) of an indexed Markdown document, as
+        the storage root holds them; 404 for a document that is not indexed, 400 for a bad
+        or too long range (at most ``sources.MAX_LINES``)."""
+        if not isinstance(document, str) or document not in self.snapshot.documents:
+            raise ServiceError(f"{document!r} is not an indexed document of {self.storage}",
+                               status=NOT_FOUND, param="document")
+        lines = self._document_lines(document)
+        start, end = check_range(document, start, end, len(lines))
+        return SourceLines(document, start, end, tuple(lines[start - 1:end]), len(lines))
+
+    def _document_lines(self, document: str) -> list[str]:
+        # read once: the snapshot is a fixed view of the storage, and so are its lines
+        lines = self._lines.get(document)
+        if lines is None:
+            lines = self._lines.setdefault(document, document_lines(self.storage, document))
+        return lines

@@ -1,0 +1,188 @@
+"""The HTTP surface of the service: cited answers natively and as an OpenAI-compatible API.
+
+A Starlette app (run by ``edaqa serve`` under uvicorn). It lives beside the service rather
+than in the CLI because it is a surface of its own: the CLI only parses ``edaqa serve``'s
+arguments and starts it, and the other server surfaces (an MCP server, an answer page) sit
+beside it and call the same ``EdaqaService``. Routes:
+
+* ``POST /ask`` ``{"question", "method"?, "k"?}`` -> the ``edaqa ask --json`` record;
+* ``GET /v1/models`` -> the built methods as models;
+* ``POST /v1/chat/completions`` ``{"model": METHOD, "messages": [...], "stream"?}`` -> the
+  answer to the last user message as an assistant message (citations inline, sources listed),
+  streamed as server-sent events when asked, so any OpenAI client or chat front end can ask;
+* ``GET /health``.
+
+Bad requests get the ``ServiceError``'s status with a message (OpenAI's ``{"error":
+{"message", "type", "param", "code"}}`` shape on the ``/v1`` routes). ``AnswerServer``
+answers one request at a time (one lock around answering): a local model serves one request
+at a time anyway. The service itself does not need that lock; the retrievers are safe to
+call concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from typing import Any
+
+from edaqa_pipeline.service.clients import answer_client, answerer_name
+from edaqa_pipeline.service.core import EdaqaService
+from edaqa_pipeline.service.errors import CONFLICT, ServiceError
+from edaqa_pipeline.service.requests import check_k
+
+
+class AnswerServer:
+    """The service as ``edaqa serve`` offers it: its default method and k, one answerer,
+    and the lock that answers one request at a time."""
+
+    def __init__(self, service: EdaqaService, answers: str | None, default_method: str | None,
+                 k: int) -> None:
+        from edaqa_pipeline.registry import DEFAULT_METHOD
+
+        self.service = service
+        methods = service.methods
+        if not methods:
+            raise ServiceError(f"no method is built under {service.storage}; run edaqa index first",
+                               status=CONFLICT)
+        self.default_method = default_method or (DEFAULT_METHOD if DEFAULT_METHOD in methods
+                                                 else methods[0])
+        if self.default_method not in methods:
+            raise ServiceError(f"method {self.default_method!r} is not built under "
+                               f"{service.storage} (built: {', '.join(methods)})", status=CONFLICT)
+        self.llm = answer_client(answers)
+        self.k = check_k(k)
+        self._lock = threading.Lock()
+        service.warm(answerer=self.llm)
+
+    @classmethod
+    def open(cls, storage: str, answers: str | None, default_method: str | None,
+             k: int) -> AnswerServer:
+        return cls(EdaqaService.open(storage), answers, default_method, k)
+
+    @property
+    def methods(self) -> list[str]:
+        return self.service.methods
+
+    @property
+    def answerer(self) -> str:
+        return answerer_name(self.llm)
+
+    def ask(self, question: Any, method: Any = None, k: Any = None) -> dict[str, Any]:
+        """The ``ask --json`` record; the request is checked before waiting for the lock."""
+        method = self.default_method if method in (None, "") else method
+        question, method, k = self.service.check_request(question, method,
+                                                         self.k if k is None else k)
+        with self._lock:
+            return self.service.answer(question, method, k, self.llm)
+
+
+def question_of(messages: Any) -> str:
+    """The text of the last user message (string content or a list of text parts)."""
+    if not isinstance(messages, list) or not messages:
+        raise ServiceError("'messages' must be a non-empty list", param="messages")
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(p.get("text", "") for p in content
+                                   if isinstance(p, dict) and p.get("type") == "text")
+            if isinstance(content, str) and content.strip():
+                return content
+            break
+    raise ServiceError("no user message with text content in 'messages'", param="messages")
+
+
+def chat_content(record: dict[str, Any]) -> str:
+    """The assistant message: the cited answer, then the sources it cites."""
+    cited = [e for e in record["evidence"] if "id" in e and any(
+        e["id"] in c["evidence_ids"] for c in record["claims"])]
+    lines = [record["answer"]]
+    if cited:
+        lines += ["", "Sources:"] + [f"- {e['citation']} ({e['id']})" for e in cited]
+    return "\n".join(lines)
+
+
+def create_app(server: AnswerServer) -> Any:
+    """The Starlette app of ``server`` (routes in the module docstring)."""
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, StreamingResponse
+    from starlette.routing import Route
+
+    def error(exc: ServiceError, openai_shape: bool) -> JSONResponse:
+        if openai_shape:
+            body = {"error": {"message": str(exc), "type": "invalid_request_error",
+                              "param": exc.param, "code": exc.code}}
+        else:
+            body = {"error": str(exc)}
+        return JSONResponse(body, status_code=exc.status)
+
+    async def body_of(request: Request) -> dict[str, Any]:
+        try:
+            body = json.loads(await request.body() or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ServiceError("the request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise ServiceError("the request body must be a JSON object")
+        return body
+
+    async def ask(request: Request) -> JSONResponse:
+        try:
+            body = await body_of(request)
+            record = await run_in_threadpool(server.ask, body.get("question"),
+                                             body.get("method"), body.get("k"))
+        except ServiceError as exc:
+            return error(exc, openai_shape=False)
+        return JSONResponse(record)
+
+    async def models(request: Request) -> JSONResponse:
+        del request
+        return JSONResponse({"object": "list", "data": [
+            {"id": m, "object": "model", "created": 0, "owned_by": "edaqa"} for m in server.methods]})
+
+    async def chat(request: Request) -> Any:
+        try:
+            body = await body_of(request)
+            question = question_of(body.get("messages"))
+            if "model" not in body:
+                raise ServiceError("'model' is required (a method name; see GET /v1/models)",
+                                   param="model")
+            record = await run_in_threadpool(server.ask, question, body.get("model"))
+        except ServiceError as exc:
+            return error(exc, openai_shape=True)
+        content = chat_content(record)
+        tokens = record["tokens"]
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "created": int(time.time()),
+                "model": record["method"], "system_fingerprint": record["answerer"]}
+        usage = {"prompt_tokens": tokens["prompt_tokens"],
+                 "completion_tokens": tokens["completion_tokens"],
+                 "total_tokens": tokens["prompt_tokens"] + tokens["completion_tokens"]}
+        if body.get("stream"):
+            async def events() -> Any:
+                chunk = {**base, "object": "chat.completion.chunk"}
+                for delta, finish in (({"role": "assistant", "content": content}, None), ({}, "stop")):
+                    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+                    yield f"data: {json.dumps({**chunk, 'choices': [choice]})}\n\n"
+                    await asyncio.sleep(0)
+                yield "data: [DONE]\n\n"
+
+            return StreamingResponse(events(), media_type="text/event-stream")
+        return JSONResponse({**base, "object": "chat.completion", "usage": usage, "choices": [
+            {"index": 0, "finish_reason": "stop",
+             "message": {"role": "assistant", "content": content}}], "edaqa": record})
+
+    async def health(request: Request) -> JSONResponse:
+        del request
+        return JSONResponse({"status": "ok", "methods": server.methods,
+                             "default_method": server.default_method, "answerer": server.answerer})
+
+    return Starlette(routes=[
+        Route("/ask", ask, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+    ])

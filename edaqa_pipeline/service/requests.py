@@ -1,0 +1,46 @@
+"""Validation of the values every surface passes to the service.
+
+The CLI, the HTTP routes and an MCP tool receive the same three values (a question, a method
+name, an evidence count k) from different kinds of input: argparse, JSON bodies, tool calls.
+Checking them here, once, means every surface refuses the same requests with the same message
+and status, and the answering code below can assume well-formed values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from edaqa_pipeline.service.errors import NOT_FOUND, ServiceError
+
+MAX_K = 50  # evidence items one request may ask for: the answer packs ~2k tokens anyway
+
+
+def check_question(question: Any) -> str:
+    """``question`` stripped; 400 unless it is a non-empty string."""
+    if not isinstance(question, str) or not question.strip():
+        raise ServiceError("'question' must be a non-empty string", param="question")
+    return question.strip()
+
+
+def check_k(k: Any) -> int:
+    """``k``; 400 unless it is an integer (not a bool) from 1 to ``MAX_K``."""
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        raise ServiceError(f"'k' must be an integer from 1 to {MAX_K}", param="k")
+    return k
+
+
+def check_method(method: Any, built: Sequence[str], storage: Path) -> str:
+    """``method``; 404 unless it is one of the methods ``built`` under ``storage``.
+
+    A registered method that is not built also gets the registry's sentence on how to build
+    it, so the user learns the ``--with`` option, not only the list of what exists."""
+    from edaqa_pipeline.registry import METHOD_NAMES, how_to_build
+
+    if isinstance(method, str) and method in built:
+        return method
+    message = f"unknown or unbuilt method {method!r}; available: {', '.join(built)}"
+    if isinstance(method, str) and method in METHOD_NAMES:
+        message += f" ({how_to_build(method, storage)})"
+    raise ServiceError(message, status=NOT_FOUND, param="model", code="model_not_found")

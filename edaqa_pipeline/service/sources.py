@@ -1,0 +1,79 @@
+"""The source lines behind a citation, read from what the storage root indexed.
+
+A citation such as ``cts.md:L73-L75`` is only useful if the reader can see those lines, and
+the lines must be the ones that were indexed: the corpus folder may have changed since, or
+not be reachable from the server at all. The ``parsed_documents`` blocks of the storage root
+keep each Markdown block's exact source lines (``raw``) with its 1-based span, so the text of
+a document is rebuilt from them. Lines between blocks that the parser did not keep (blank
+lines, HTML comments, link definitions) come back as empty strings, so line numbers stay
+those of the file. PDF documents cite pages, not lines, and are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edaqa_pipeline.service.errors import BAD_REQUEST, NOT_FOUND, ServiceError
+
+MAX_LINES = 200  # lines one request may read: a section, never a whole manual
+BLOCKS_TABLE = "parsed_documents"
+
+
+@dataclass(frozen=True)
+class SourceLines:
+    """Lines ``start``..``end`` (1-based, inclusive) of ``document`` as indexed."""
+
+    document: str
+    start: int
+    end: int
+    lines: tuple[str, ...]
+    n_lines: int  # the last indexed line of the document
+
+    @property
+    def citation(self) -> str:
+        span = f"L{self.start}" if self.start == self.end else f"L{self.start}-L{self.end}"
+        return f"{self.document}:{span}"
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"document": self.document, "start_line": self.start, "end_line": self.end,
+                "citation": self.citation, "n_lines": self.n_lines, "lines": list(self.lines)}
+
+
+def document_lines(storage: Path, document: str) -> list[str]:
+    """The indexed text of Markdown ``document`` as a list of lines (index 0 = line 1)."""
+    from edaqa_pipeline.storage.tables import read_partitions
+
+    blocks = read_partitions(storage / "tables", BLOCKS_TABLE, [document])
+    if blocks is None or blocks.is_empty():
+        raise ServiceError(f"{document!r} has no stored blocks under {storage}; re-index it",
+                           status=NOT_FOUND, param="document")
+    spans = blocks.filter(blocks["start_line"].is_not_null())
+    if spans.is_empty():
+        raise ServiceError(f"{document!r} is a PDF: its evidence cites pages, not lines",
+                           param="document")
+    lines = [""] * int(spans["end_line"].max())  # type: ignore[arg-type]
+    for start, raw in spans.select("start_line", "raw").iter_rows():
+        for offset, line in enumerate(raw.split("\n")):
+            lines[start - 1 + offset] = line
+    return lines
+
+
+def check_range(document: str, start: Any, end: Any, n_lines: int) -> tuple[int, int]:
+    """``(start, end)``; 400 unless 1 <= start <= end <= ``n_lines`` and the range holds at
+    most ``MAX_LINES`` lines."""
+    for name, value in (("start", start), ("end", end)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ServiceError(f"'{name}' must be an integer line number", param=name)
+    if not 1 <= start <= end <= n_lines:
+        raise ServiceError(f"lines {start}-{end} are out of range: {document} has lines 1-{n_lines}",
+                           status=BAD_REQUEST, param="start")
+    if end - start + 1 > MAX_LINES:
+        raise ServiceError(f"lines {start}-{end} are {end - start + 1} lines; read at most "
+                           f"{MAX_LINES} at a time", param="end")
+    return start, end
