@@ -1,6 +1,6 @@
 """How far can a quoting answer go? ROUGE-L of the offline answerer against oracle quotes.
 
-Why: issue 18 asks offline extractive answers to reach ROUGE-L >= 0.30 on ORD-QA. An
+Why: the project's target for offline extractive answers is ROUGE-L >= 0.30 on ORD-QA. An
 extractive answer is made of quoted evidence units (``generation.extractive.units_of``:
 sentences, table rows, code lines), so its ROUGE-L is bounded by the best combination of units
 it could quote. This script measures that bound with an **oracle that reads the reference
@@ -64,19 +64,20 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
 
-    from edaqa_pipeline.cli.query import build_retrievers, load_snapshot
     from edaqa_pipeline.evaluation.metrics import rouge_l
     from edaqa_pipeline.evaluation.qa import load_qa
     from edaqa_pipeline.generation.answer import answer_question
     from edaqa_pipeline.generation.evidence import number_evidence
     from edaqa_pipeline.generation.extractive import units_of
+    from edaqa_pipeline.retrieval.line_structure import line_kinds_of
     from edaqa_pipeline.retrieval.packing import pack_to_budget
+    from edaqa_pipeline.service import EdaqaService
     from edaqa_pipeline.text.counting import EVIDENCE_BUDGET_TOKENS
 
     items = [i for i in load_qa(args.qa, "auto", args.source_map) if i.answer.strip()]
     if args.limit:
         items = items[: args.limit]
-    retriever = build_retrievers([args.method], load_snapshot(args.storage), None)[args.method]
+    retriever = EdaqaService.open(args.storage).retriever(args.method, None)
     started = time.perf_counter()
     shipped: list[float] = []
     oracle_1: list[float] = []
@@ -90,7 +91,7 @@ def main() -> int:
         shipped.append(rouge_l(answer, item.answer) or 0.0)
         numbered = number_evidence(packed, packed=True)[: args.items]
         units = list(dict.fromkeys(u.text for rank, n in enumerate(numbered)
-                                   for u in units_of(n.item.text, n.id, rank)))
+                                   for u in units_of(n.item.text, n.id, rank, line_kinds_of(n.item))))
         oracle_1.append(max((rouge_l(u, item.answer) or 0.0 for u in units), default=0.0))
         curves.append(greedy_oracle(units, item.answer))
         ref_words.append(len(item.answer.split()))

@@ -102,6 +102,7 @@ BLOCKS_SCHEMA: dict[str, pl.DataType] = {
     "page": pl.Int64(),  # 1-based, PDF only (null for Markdown)
     "bbox": BBOX,  # [x0, y0, x1, y1] in PDF points, PDF only
     "meta": pl.String(),  # JSON object with parser details (e.g. unterminated fence, table header)
+    "line_kinds": STRS,  # one kind (parsing.lines.LINE_KINDS) per line of raw (Markdown) / text (PDF)
 }
 
 ARTIFACTS_SCHEMA: dict[str, pl.DataType] = {
@@ -131,6 +132,7 @@ CHUNKS_SCHEMA: dict[str, pl.DataType] = {
     "end_line": pl.Int64(),
     "page": pl.Int64(),
     "bbox": BBOX,
+    "line_kinds": STRS,  # one kind (parsing.lines.LINE_KINDS) per line of text, from the parser
 }
 
 OCCURRENCES_SCHEMA: dict[str, pl.DataType] = {
@@ -189,7 +191,9 @@ class EvidenceItem:
     assembled from TechDocRAG elements); ``datasheet_chunk_id`` / ``property_ids`` are rows of
     ``datasheet_chunks`` / ``datasheet_properties``. ``evidence_id`` identifies the item
     itself (document, span and text), whatever built it. ``line_numbers`` maps the lines of a
-    non-contiguous text back to the source, so an answer can cite the exact line.
+    non-contiguous text back to the source, so an answer can cite the exact line, and
+    ``line_kinds`` says what each line is (heading, table row, code line, ...), as the parser
+    decided it.
     """
 
     chunk_id: str
@@ -206,6 +210,9 @@ class EvidenceItem:
     # the source line of each line of ``text`` when the text is not one contiguous span (an
     # element bundle: a table's header joined to one of its rows); empty = contiguous
     line_numbers: tuple[int, ...] = ()
+    # the parser's kind (``parsing.lines.LINE_KINDS``) of each line of ``text``; empty = not
+    # known yet (``retrieval.line_structure`` fills it in from the stored chunk rows)
+    line_kinds: tuple[str, ...] = ()
 
     @property
     def evidence_id(self) -> str:

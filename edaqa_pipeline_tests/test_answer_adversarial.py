@@ -17,6 +17,7 @@ CTS = EvidenceItem(
     chunk_id="c1", doc="cts.md", score=1.0, path="test", start_line=72, end_line=73,
     text=("| `-sink_clustering_enable` | Enables pre-clustering of sinks. |\n"
           "| `-sink_clustering_size` | The maximum number of sinks per cluster. The default value is `20`. |"),
+    line_kinds=("table_row", "table_row"),  # two rows cut from a table, as the index stores them
 )
 ATTACK = EvidenceItem(
     chunk_id="c2", doc="notes.md", score=0.9, path="test", start_line=1, end_line=2,

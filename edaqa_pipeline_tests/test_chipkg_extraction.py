@@ -19,8 +19,9 @@ from edaqa_pipeline.graphs.chipkg.mentions import classify_code, manual_mentions
 from edaqa_pipeline.graphs.chipkg.prose import prose_ir
 from edaqa_pipeline.graphs.chipkg.schema import SentenceIRs
 from edaqa_pipeline.graphs.chipkg.store import build_kg, merge_nodes
-from edaqa_pipeline.graphs.chipkg.tables import pipe_cells, table_irs
+from edaqa_pipeline.graphs.chipkg.tables import table_irs
 from edaqa_pipeline.methods.chipmind.anchors import target_anchor
+from edaqa_pipeline.text.markup import table_cells as pipe_cells
 
 
 def triples_of(ir) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]

@@ -45,14 +45,16 @@ def test_query_identifiers_and_fuzzy_matching() -> None:
 
 def test_quoted_words_are_names_only_where_the_index_knows_them() -> None:
     from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
+    from edaqa_pipeline.parsing.lines import markdown_line_kinds
 
     q = "When I run the `restructure` command with `layer` set, and `set_wire_rc` or `int`?"
     # snake_case is a command by the rules already; `int` is a language word
     assert identifiers.quoted_words(q) == ["restructure", "layer"]
     assert "restructure" not in identifiers.query_identifiers(q)
-    records = [{"text": "Run it:\n```tcl\nrestructure -liberty_file lib.lib\n```"},
-               {"text": "Set the `layer` of the wire with `set_wire_rc`."}]
-    index = ChunkIdentifierIndex.build(records, [("a.md", ("Restructure",)), ("b.md", ("RC",))])
+    texts = ["Run it:\n```tcl\nrestructure -liberty_file lib.lib\n```",
+             "Set the `layer` of the wire with `set_wire_rc`."]
+    records = [{"text": t, "line_kinds": markdown_line_kinds(t)} for t in texts]  # as chunks store them
+    index = ChunkIdentifierIndex.build(records)
     known = index.vocabulary.known_words(identifiers.quoted_words(q))
     assert known == ["restructure"]  # a code line's command; `layer` is a value in b.md
     assert set(index.scores(known)) == {0}

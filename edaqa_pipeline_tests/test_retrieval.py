@@ -41,8 +41,9 @@ def test_reciprocal_rank_fusion_by_hand() -> None:
 def test_packing_gives_no_slot_to_a_fragment() -> None:
     """A lone heading or list entry (shorter than ``min_chars``) takes none of the k slots, and
     its candidate's next alternative is tried; longer items pack in order, overlap-checked."""
-    from edaqa_pipeline.methods.edaqa.packing import Candidate, pack
     from edaqa_pipeline.model import EvidenceItem
+    from edaqa_pipeline.retrieval.packing import Candidate
+    from edaqa_pipeline.retrieval.packing import pack_candidates as pack
 
     def item(doc: str, start: int, end: int, text: str) -> EvidenceItem:
         return EvidenceItem(chunk_id="", doc=doc, text=text, score=1.0, path="t",

@@ -54,7 +54,7 @@ def source_sha256(settings: PipelineSettings, key: str) -> str:
 
 
 @document_asset(
-    code_version="3",
+    code_version="4",
     source=source_sha256,
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
@@ -124,7 +124,7 @@ def typed_artifacts(
 
 
 @document_asset(
-    code_version="2",
+    code_version="3",
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=checks.check_specs("chunks"),

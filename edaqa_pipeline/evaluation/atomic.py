@@ -7,7 +7,8 @@ facts, recall = covered reference facts / reference facts.
 
 Offline the decomposition and the judge are deterministic and documented here:
 
-Decomposition (:func:`split_facts`): a fenced code block (```...```) is one fact; every other
+Decomposition (:func:`split_facts`): a code block (the parser's ``code`` lines,
+``parsing.lines``) is one fact; every other
 line is split into sentences at ``.``/``!``/``?``/``;`` followed by whitespace (not after
 ``e.g.``, ``i.e.``, ``etc.``, ``vs.``, ``cf.``, ``approx.`` or a single letter), and leading
 bullets (``-``, ``*``, ``+``, ``1.``, ``1)``) and heading marks are removed. Pieces without a
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from edaqa_pipeline.parsing.lines import markdown_line_kinds
 from edaqa_pipeline.text.tokens import STOP_WORDS
 
 if TYPE_CHECKING:
@@ -54,7 +56,6 @@ EMBED_COSINE_THRESHOLD = 0.8
 # Function words ignored by the token-overlap F1: the project's one stop list.
 STOPWORDS = STOP_WORDS
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s+")
 _SENT_END = re.compile(r"(?<=[.!?;])\s+")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|(?:^|\s)[A-Za-z]\.)$", re.IGNORECASE)
@@ -85,17 +86,16 @@ def _sentences(line: str) -> list[str]:
 def split_facts(text: str) -> list[str]:
     """Decompose an answer into atomic facts (see the module docstring for the rules)."""
     facts: list[str] = []
-    code: list[str] | None = None
-    for raw in text.splitlines():
-        if _FENCE.match(raw):
-            if code is None:
-                code = []
-            else:
-                facts.append("\n".join(code).strip())
-                code = None
-            continue
-        if code is not None:
+    code: list[str] = []
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for raw, kind in zip(lines, markdown_line_kinds("\n".join(lines)), strict=True):
+        if kind == "code":
             code.append(raw)
+            continue
+        if code:  # a code block ends (its closing fence, or the next non-code line)
+            facts.append("\n".join(code).strip())
+            code = []
+        if kind == "code_fence":
             continue
         line = _BULLET.sub("", raw).strip()
         facts.extend(s.strip() for s in _sentences(line))

@@ -11,21 +11,15 @@ Markdown gives the same chunk ids. PDF chunks never cross a page.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from typing import Any
 
 from edaqa_pipeline.model import normalise_ws, stable_id
+from edaqa_pipeline.text.counting import approx_tokens
 
 DEFAULT_MAX_TOKENS = 400
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SENTENCE_LINE_END = re.compile(r"[.:;!?)]\s*$|^\s*$")
-
-
-def approx_tokens(text: str) -> int:
-    """Token estimate used everywhere in the project: characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 def _pieces(block: dict[str, Any], max_tokens: int) -> list[dict[str, Any]]:
@@ -45,7 +39,9 @@ def _pieces(block: dict[str, Any], max_tokens: int) -> list[dict[str, Any]]:
             else:
                 current = f"{current} {sentence}".strip()
         groups.append(current)
-        return [dict(block, text=g, raw=g, part=i) for i, g in enumerate(groups) if g]
+        kind = block["line_kinds"][0] if block["line_kinds"] else "text"
+        return [dict(block, text=g, raw=g, part=i, line_kinds=[kind] * (g.count("\n") + 1))
+                for i, g in enumerate(groups) if g]
     lines = block["raw"].split("\n")
     parts: list[dict[str, Any]] = []
     buf: list[str] = []
@@ -65,10 +61,12 @@ def _pieces(block: dict[str, Any], max_tokens: int) -> list[dict[str, Any]]:
 
 def _part(block: dict[str, Any], lines: list[str], start: int, end: int, n: int) -> dict[str, Any]:
     raw = "\n".join(lines)
+    offset = start - block["start_line"]
+    kinds = list(block["line_kinds"][offset : offset + len(lines)])
     text = raw
     if block["kind"] == "code":  # fence lines are formatting, not content
-        text = "\n".join(line for line in lines if not _FENCE.match(line))
-    return dict(block, text=text, raw=raw, start_line=start, end_line=end, part=n)
+        text = "\n".join(line for line, kind in zip(lines, kinds, strict=True) if kind != "code_fence")
+    return dict(block, text=text, raw=raw, start_line=start, end_line=end, part=n, line_kinds=kinds)
 
 
 def _semantic_text(piece: dict[str, Any]) -> str:
@@ -78,19 +76,23 @@ def _semantic_text(piece: dict[str, Any]) -> str:
     return f"{piece['kind']}:{piece['text']}"
 
 
-def _source_text(pieces: list[dict[str, Any]]) -> str:
-    """Exact source lines of consecutive pieces; lines between blocks (blank lines, rules,
-    comments) become empty lines so that line numbers stay aligned with the file."""
+def _source_text(pieces: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """Exact source lines of consecutive pieces and the kind of each; lines between blocks
+    (blank lines, rules, comments) become empty lines so that line numbers stay aligned with
+    the file."""
     if pieces[0]["start_line"] is None:
-        return "\n".join(p["text"] for p in pieces)
+        return "\n".join(p["text"] for p in pieces), [k for p in pieces for k in p["line_kinds"]]
     out: list[str] = []
+    kinds: list[str] = []
     line = pieces[0]["start_line"]
     for piece in pieces:
         if piece["start_line"] > line:
             out.extend([""] * (piece["start_line"] - line))
+            kinds.extend(["blank"] * (piece["start_line"] - line))
         out.extend(piece["raw"].split("\n"))
+        kinds.extend(piece["line_kinds"])
         line = piece["end_line"] + 1
-    return "\n".join(out)
+    return "\n".join(out), kinds
 
 
 def build_chunks(
@@ -111,7 +113,7 @@ def build_chunks(
         current.clear()
         section = pieces[-1]["section_path"]
         first, last = pieces[0], pieces[-1]
-        text = _source_text(pieces)
+        text, kinds = _source_text(pieces)
         semantic = "\n".join(_semantic_text(p) for p in pieces)
         # the counter keys on what the id hashes (whitespace-normalised), so two chunks that
         # differ only in spacing get distinct ids
@@ -140,6 +142,7 @@ def build_chunks(
                 "end_line": last["end_line"],
                 "page": first["page"],
                 "bbox": bbox,
+                "line_kinds": kinds,
             }
         )
 

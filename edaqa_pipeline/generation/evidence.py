@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.line_structure import line_kinds_of, source_lines
 from edaqa_pipeline.retrieval.packing import pack_to_budget
 from edaqa_pipeline.text.counting import EVIDENCE_BUDGET_TOKENS
 
@@ -28,15 +29,8 @@ class NumberedEvidence:
     def line_numbers(self) -> list[int | None]:
         """The source line of each line of the item's text; None where it is not known (PDF
         text, or a bundle whose members' texts are not their exact spans)."""
-        item = self.item
-        count = item.text.count("\n") + 1
-        if item.page is not None or item.start_line is None or item.end_line is None:
-            return [None] * count
-        if item.line_numbers and len(item.line_numbers) == count:
-            return list(item.line_numbers)
-        if count == item.end_line - item.start_line + 1:
-            return list(range(item.start_line, item.end_line + 1))
-        return [None] * count
+        known = source_lines(self.item)
+        return list(known) if known else [None] * (self.item.text.count("\n") + 1)
 
     def lines(self) -> list[tuple[int | None, str]]:
         """(source line number or None, line text) of the item's text."""
@@ -56,8 +50,10 @@ class NumberedEvidence:
         return f"{item.doc}:L{start}" if start == end else f"{item.doc}:L{start}-L{end}"
 
     def as_input(self) -> dict[str, Any]:
-        """What the prompt shows for this item (and what the task's checks read)."""
-        return {"id": self.id, "citation": self.item.citation(), "text": self.item.text}
+        """What the prompt shows for this item (``id``, ``citation``, ``text``) and what the
+        offline answerer reads besides (the parser's kind of each line, the PDF page)."""
+        return {"id": self.id, "citation": self.item.citation(), "text": self.item.text,
+                "line_kinds": list(line_kinds_of(self.item)), "page": self.item.page}
 
 
 def number_evidence(

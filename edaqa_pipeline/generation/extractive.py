@@ -4,7 +4,8 @@ No model: every word of the answer is quoted from an evidence item, and each quo
 is a claim citing the item it comes from (``answer.py`` narrows the citation to its lines).
 What it does, in order:
 
-1. **Units.** Each item's text is cut into answerable units: prose sentences
+1. **Units.** Each item's text is cut into answerable units by the parser's kind of each line
+   (``parsing.lines``; the item carries them, ``retrieval.line_structure``): prose sentences
    (``text.sentences.split_sentences`` over paragraphs and list items, Markdown markers
    removed), table rows rendered as ``cell: cell`` (the header row is not a unit), and single
    code lines. Headings, fences and blank lines are not units.
@@ -45,18 +46,21 @@ chosen on dev data only (data/dev/openroad_dev.jsonl, EDA-Corpus QA, the text qu
 ORD-MMBench; never ORD-QA): short answers of two or three units beat longer ones there, and
 reading the best two items rather than three raised all three sets (ROUGE-L, edaqa's evidence:
 MMBench 0.247 -> 0.254, EDA-Corpus QA 0.455 -> 0.473, dev26 0.314 -> 0.322, with
-``TARGET_WORDS`` 70 -> 40; the table and commands are in docs/results.md, "Answers").
+``TARGET_WORDS`` 70 -> 40; the table and commands are in docs/answers.md).
 """
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS, MAX_CLAIMS
+from edaqa_pipeline.parsing.lines import heading_level, heading_text, markdown_line_kinds
 from edaqa_pipeline.text.identifiers import query_identifiers
+from edaqa_pipeline.text.markup import LIST_MARKER, table_cells
 from edaqa_pipeline.text.sentences import split_sentences
 from edaqa_pipeline.text.tokens import content_terms
 
@@ -73,8 +77,7 @@ REDUNDANCY = 0.7
 MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
 MAX_ITEMS = 2
 
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
+_PROSE = frozenset({"text", "list_item", "quote", "html", "caption"})
 _HTML = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _LAST_SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -83,7 +86,6 @@ _HOW = re.compile(r"^how\s+(?:(?:do|can|should|could|would|must)\s+(?:i|we|you|o
 # lower-case pronouns only: "US letter" and "Type I" keep their words
 _READER = {"me": "you", "my": "your", "mine": "yours", "we": "you", "our": "your", "us": "you"}
 MAX_FRAME_CHARS = 200  # a longer "how" sentence is not restated
-_HEADING = re.compile(r"^#{1,6}\s")
 
 
 @dataclass(frozen=True)
@@ -98,21 +100,25 @@ class Unit:
 
 def _clean(line: str) -> str:
     line = _LINK.sub(r"\1", _HTML.sub(" ", line))
-    line = _BULLET.sub("", line)
+    line = LIST_MARKER.sub("", line)
     return " ".join(line.replace("**", "").split())
 
 
-def _row_text(line: str) -> str:
-    cells = [_clean(c) for c in line.strip().strip("|").split("|")]
-    return ": ".join(c for c in cells if c)
+def _row_text(line: str, pdf: bool) -> str:
+    """A table row as ``cell: cell`` (a PDF table's rows are CSV lines)."""
+    cells = next(csv.reader([line])) if pdf else table_cells(line)
+    return ": ".join(c for c in (_clean(c) for c in cells) if c)
 
 
-def units_of(text: str, evidence_id: str, rank: int) -> list[Unit]:
-    """The answerable units of one item's text (see the module docstring)."""
+def units_of(text: str, evidence_id: str, rank: int, line_kinds: Sequence[str] | None = None,
+             pdf: bool = False) -> list[Unit]:
+    """The answerable units of one item's text, by the parser's kind of each line
+    (``line_kinds``, one per line; None: the parser classifies ``text`` now). See the module
+    docstring."""
+    if line_kinds is None:
+        line_kinds = markdown_line_kinds(text)
     out: list[Unit] = []
     paragraph: list[str] = []
-    in_code = False
-    fence = ""
     heading = ""
     headings: dict[int, str] = {}  # level -> text of the headings in force
 
@@ -124,36 +130,29 @@ def units_of(text: str, evidence_id: str, rank: int) -> list[Unit]:
                     out.append(Unit(cleaned, evidence_id, rank, len(out), "sentence", heading))
             paragraph.clear()
 
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
+    for line, kind in zip(text.split("\n"), line_kinds, strict=True):
         stripped = line.strip()
-        if in_code:
-            if stripped.startswith(fence):
-                in_code = False
-            elif stripped and not stripped.startswith("#") and len(stripped) <= MAX_UNIT_CHARS:
+        if kind == "code":  # a Tcl comment line says nothing a claim can state
+            if stripped and not stripped.startswith("#") and len(stripped) <= MAX_UNIT_CHARS:
                 out.append(Unit(stripped, evidence_id, rank, len(out), "code", heading))
             continue
-        if stripped.startswith(("```", "~~~")):
+        if kind == "table_row":
             flush()
-            in_code, fence = True, stripped[:3]
+            row = _row_text(stripped, pdf)
+            if row and len(row) <= MAX_UNIT_CHARS:
+                out.append(Unit(row, evidence_id, rank, len(out), "row", heading))
             continue
-        if stripped.startswith("|"):
+        if kind == "heading":
             flush()
-            header = i + 1 < len(lines) and bool(_TABLE_RULE.match(lines[i + 1]))
-            if not header and not _TABLE_RULE.match(stripped):
-                row = _row_text(stripped)
-                if row and len(row) <= MAX_UNIT_CHARS:
-                    out.append(Unit(row, evidence_id, rank, len(out), "row", heading))
+            level = heading_level(line)
+            headings = {lv: t for lv, t in headings.items() if lv < level}
+            headings[level] = _clean(heading_text(line))
+            heading = " / ".join(headings[lv] for lv in sorted(headings))
             continue
-        if not stripped or stripped.startswith("#"):
+        if kind not in _PROSE:  # blank, fences, table header and rule, thematic breaks
             flush()
-            if _HEADING.match(stripped):  # "#include" or a Tcl comment is not a heading
-                level = len(stripped) - len(stripped.lstrip("#"))
-                headings = {lv: t for lv, t in headings.items() if lv < level}
-                headings[level] = _clean(stripped.lstrip("#"))
-                heading = " / ".join(headings[lv] for lv in sorted(headings))
             continue
-        if _BULLET.match(line) and paragraph:
+        if kind == "list_item":
             flush()
         paragraph.append(line)
     flush()
@@ -216,7 +215,8 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
     scorer = _Scorer(question)
     units = [u for rank, item in enumerate(evidence[:MAX_ITEMS])
-             for u in units_of(str(item["text"]), str(item["id"]), rank)]
+             for u in units_of(str(item["text"]), str(item["id"]), rank, item["line_kinds"],
+                               pdf=item.get("page") is not None)]
     scored = sorted(((scorer.score(u), i, u) for i, u in enumerate(units)),
                     key=lambda t: (-t[0], t[1]))
     scored = [s for s in scored if s[0] > 0]

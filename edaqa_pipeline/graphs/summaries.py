@@ -25,6 +25,7 @@ from typing import Any
 
 from edaqa_pipeline.model import ARTIFACT_TYPES, normalise_ws
 from edaqa_pipeline.text.identifiers import extract_identifiers, identifier_kind
+from edaqa_pipeline.text.markup import is_table_rule, table_cells
 
 MAX_CHARS = 1000
 PER_TYPE_CHARS = 220
@@ -40,8 +41,8 @@ def _table_keys(table: str) -> str:
         return ""
     header = normalise_ws(lines[0].strip("|").replace("|", ";"))
     keys = []
-    for line in lines[2:] if len(lines) > 2 and set(lines[1].replace("|", "").strip()) <= set("-: ") else lines[1:]:
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    for line in lines[2:] if len(lines) > 2 and is_table_rule(lines[1]) else lines[1:]:
+        cells = table_cells(line)
         if cells and cells[0]:
             keys.append(cells[0].strip("`"))
     return f"{header}: {', '.join(keys)}"

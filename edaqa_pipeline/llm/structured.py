@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from edaqa_pipeline.llm.streaming import Completion
 from edaqa_pipeline.llm.tasks import LLMTask
+from edaqa_pipeline.text.markup import strip_fences
 
 
 class OutputInvalid(ValueError):
@@ -44,14 +45,6 @@ def tool_definition(response_model: type[BaseModel]) -> dict[str, Any]:
             "function": {"name": name, "description": description, "parameters": parameters}}
 
 
-def _strip_fences(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[-1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    return stripped.strip()
-
-
 def parse_output(
     completion: Completion,
     response_model: type[BaseModel],
@@ -60,7 +53,7 @@ def parse_output(
     budget: int,
 ) -> BaseModel:
     """The validated output of ``completion``, or ``OutputInvalid`` naming the problem."""
-    text = _strip_fences(completion.arguments)
+    text = strip_fences(completion.arguments)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -17,18 +17,22 @@ import re
 from collections import Counter
 from typing import Any
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from edaqa_pipeline.model import normalise_ws, sha256_bytes, stable_id
 from edaqa_pipeline.parsing.errors import DocumentError
-
-_MD = MarkdownIt("commonmark", {"html": True}).enable("table")
+from edaqa_pipeline.parsing.lines import (
+    MARKDOWN,
+    NON_PROSE_DIRECTIVES,
+    directive_label,
+    is_directive,
+    line_kinds_of_tokens,
+)
+from edaqa_pipeline.text.markup import closes_fence
 
 _ADMONITION = re.compile(
     r"^\s*>\s*(?:\[!(?P<gh>[A-Za-z]+)\]|\*\*(?P<bold>[A-Za-z ]+?):?\*\*:?|(?P<plain>Note|Warning|Caution|Important|Tip):)",
 )
-_CLOSING_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*$")
 
 
 def decode_markdown(data: bytes, document: str) -> str:
@@ -107,7 +111,8 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
     """Parse Markdown bytes into a document row and block rows (see ``BLOCKS_SCHEMA``)."""
     text = decode_markdown(data, document)
     lines = text.split("\n")
-    tokens = _MD.parse(text)
+    tokens = MARKDOWN.parse(text)
+    kinds = line_kinds_of_tokens(tokens, lines)
     blocks: list[dict[str, Any]] = []
     section: list[tuple[int, str]] = []  # (level, heading text)
     seen: Counter[tuple[str, str]] = Counter()
@@ -135,6 +140,7 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
                 "page": None,
                 "bbox": None,
                 "meta": json.dumps(meta, sort_keys=True, ensure_ascii=False),
+                "line_kinds": kinds[span[0] - 1 : span[1]],
             }
         )
 
@@ -165,16 +171,13 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
                 emit("image", f"{image['alt']} ({image['src']})".strip(), span, meta=image)
             if plain or not images:
                 emit("paragraph", raw, span)
-        elif tok.type == "fence" and tok.info.strip().startswith("{"):
+        elif tok.type == "fence" and is_directive(tok.info):
             # MyST directive fence (```{note}, ```{warning}, ```{seealso}): prose, not code.
-            label = tok.info.strip()[1:].split("}")[0].strip().lower()
-            if label not in ("tableofcontents", "toctree", "eval-rst"):
+            label = directive_label(tok.info)
+            if label not in NON_PROSE_DIRECTIVES:
                 emit("admonition", tok.content.rstrip("\n"), span, meta={"label": label})
         elif tok.type in ("fence", "code_block"):
-            closing = _CLOSING_FENCE.match(lines[span[1] - 1])
-            closed = bool(closing) and closing.group(1)[0] == tok.markup[:1] and len(
-                closing.group(1)
-            ) >= len(tok.markup)
+            closed = closes_fence(lines[span[1] - 1], tok.markup)
             unterminated = tok.type == "fence" and not closed
             unterminated = unterminated or (tok.type == "fence" and span[1] - span[0] < 1)
             meta = {"fence": tok.markup[:1] if tok.markup else "indent"}

@@ -32,6 +32,7 @@ import pymupdf
 from edaqa_pipeline.model import normalise_ws, sha256_bytes, stable_id
 from edaqa_pipeline.parsing.dehyphenation import join_lines, vocabulary
 from edaqa_pipeline.parsing.errors import DocumentError
+from edaqa_pipeline.parsing.lines import pdf_line_kinds
 from edaqa_pipeline.parsing.pdf_figures import attach_figure_text
 from edaqa_pipeline.parsing.pdf_headers import (
     Run,
@@ -159,6 +160,7 @@ def _blocks(elements: list[Element], document: str) -> list[dict[str, Any]]:
             "text": text, "raw": text, "start_line": None, "end_line": None, "page": page_no,
             "bbox": [round(v, 2) for v in box],
             "meta": json.dumps(meta, sort_keys=True, ensure_ascii=False),
+            "line_kinds": pdf_line_kinds(kind, text),
         })
     return blocks
 

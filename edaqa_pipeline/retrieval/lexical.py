@@ -5,7 +5,7 @@ ChipMind's passage seeds, the hardware-KG blocks, EDAQA's recall) is a ``Lexical
 paper that weights differently sets ``k1`` / ``b`` / ``unique_query_terms``, it does not copy
 the ranker.
 
-Why bm25s and not LanceDB's full-text search (measured on the dev sets, docs/results.md):
+Why bm25s and not LanceDB's full-text search (docs/techdoc.md measures the latency of both):
 bm25s scores with our own tokens (``text.tokens``: compound identifiers kept whole plus their
 stemmed parts, so ``set_wire_rc``, ``GRT-0118`` and ``3.3`` are terms), gives every document's
 score in one sparse product (what score fusion needs, not only a top-k), builds the 850-chunk

@@ -26,6 +26,7 @@ from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.encoders import Encoder, configured_encoder, function_encoder
 from edaqa_pipeline.retrieval.lexical import LexicalIndex
+from edaqa_pipeline.retrieval.line_structure import LineStructure
 from edaqa_pipeline.retrieval.topk import top_k
 from edaqa_pipeline.storage.tables import read_partitions, read_table
 
@@ -145,6 +146,9 @@ class IndexSnapshot:
         vectors = read_partitions(tables, "chunk_embeddings", documents)
         if chunks is None or vectors is None:
             raise NotIndexedError(f"{storage} holds no chunks")
+        if "line_kinds" not in chunks.columns:
+            raise NotIndexedError(f"{storage} was indexed by an earlier version whose chunks lack "
+                                  f"their line kinds: run `edaqa index --storage {storage}` again")
         encoder = encoder or configured_encoder()
         built_with = sorted(set(vectors["encoder_id"].to_list())) if "encoder_id" in vectors.columns else []
         if built_with and built_with != [encoder.encoder_id]:
@@ -186,7 +190,13 @@ class IndexSnapshot:
 
     @cached_property
     def chunk_records(self) -> list[dict[str, Any]]:
-        return self.chunks.select("chunk_id", "document", "text", "start_line", "end_line", "page").to_dicts()
+        return self.chunks.select("chunk_id", "document", "text", "start_line", "end_line", "page",
+                                  "line_kinds").to_dicts()
+
+    @cached_property
+    def line_structure(self) -> LineStructure:
+        """The parser's kind of every indexed Markdown line, from the chunk rows."""
+        return LineStructure.from_chunks(self.chunk_records if self.chunks.height else [])
 
     @cached_property
     def function(self) -> Encoder:
@@ -216,7 +226,8 @@ class IndexSnapshot:
         rec = self.chunk_records[row]
         return EvidenceItem(chunk_id=rec["chunk_id"], doc=rec["document"], text=rec["text"],
                             score=float(score), path=path, start_line=rec["start_line"],
-                            end_line=rec["end_line"], page=rec["page"])
+                            end_line=rec["end_line"], page=rec["page"],
+                            line_kinds=tuple(rec["line_kinds"]))
 
     def dense_chunks(self, query: str, k: int, encoder: Encoder | None = None) -> list[tuple[int, float]]:
         """(chunk row, cosine) of the ``k`` nearest chunks to ``query`` in the base space."""
@@ -236,7 +247,7 @@ class IndexSnapshot:
             self.tuned = load_tuned_space(self)
         view = replace(self, unit_vectors=self.tuned.unit_vectors, adapter=self.tuned.adapter_dir)
         view.__dict__["function_chunk_vectors"] = self.tuned.chunk_vectors
-        for name in ("chunk_records", "lexical"):
+        for name in ("chunk_records", "lexical", "line_structure"):
             if name in self.__dict__:
                 view.__dict__[name] = self.__dict__[name]
         return view

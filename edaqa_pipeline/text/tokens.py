@@ -38,7 +38,7 @@ def _snowball():  # type: ignore[no-untyped-def]
     installed. Not nltk's implementation: importing nltk pulls scipy.stats, scikit-learn and
     pandas (seconds of every ``edaqa ask``); this is one module. Snowball 3's English algorithm
     also changes old Porter2 stems ("added" -> "add" rather than "ad", "internal" keeps its
-    word; "resizer" now shares "resize"'s stem)."""
+    word; "resizer" shares "resize"'s stem)."""
     from snowballstemmer.english_stemmer import EnglishStemmer
 
     return EnglishStemmer()

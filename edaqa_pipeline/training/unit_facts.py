@@ -12,6 +12,7 @@ from typing import Any
 
 from edaqa_pipeline.model import normalise_ws
 from edaqa_pipeline.text.identifiers import DIAGNOSTIC_PREFIX, MESSAGE_ID, OPTION, VARIABLE
+from edaqa_pipeline.text.markup import is_table_rule, table_cells
 from edaqa_pipeline.text.sentences import split_sentences
 
 
@@ -42,7 +43,7 @@ class UnitFacts:
 
 
 def _cells(line: str) -> list[str]:
-    return [c.strip().strip("`").strip() for c in line.strip().strip("|").split("|")]
+    return [c.strip("`").strip() for c in table_cells(line)]
 
 
 def _parse_table(content: str) -> tuple[list[str], list[list[str]]]:
@@ -51,7 +52,7 @@ def _parse_table(content: str) -> tuple[list[str], list[list[str]]]:
         return [], []
     header = _cells(lines[0])
     body = lines[1:]
-    if body and set(body[0].replace("|", "").strip()) <= set("-: "):
+    if body and is_table_rule(body[0]):
         body = body[1:]
     return header, [_cells(ln) for ln in body]
 

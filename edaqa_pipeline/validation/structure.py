@@ -3,7 +3,8 @@
 Each function returns a list of human-readable problems (empty = valid) so that a Dagster
 asset check, a test or a script can use the same rule. Rules: ids unique; line spans valid
 and inside the document; type labels in the schema; no empty content; every occurrence has
-at least one artifact and one chunk; every retained unit is structurally valid.
+at least one artifact and one chunk; every retained unit is structurally valid; every block
+and chunk carries one line kind per line of its text, each a kind of ``parsing.lines``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from edaqa_pipeline.model import ARTIFACT_TYPES, BLOCK_KINDS
+from edaqa_pipeline.parsing.lines import LINE_KINDS
 
 MAX_REPORTED = 5
 
@@ -57,6 +59,23 @@ def non_empty(df: pl.DataFrame, column: str, id_column: str) -> list[str]:
     return [f"{bad.height} rows with empty {column}: {_few(bad[id_column].to_list())}"] if bad.height else []
 
 
+def line_kind_problems(df: pl.DataFrame, text_column: str, id_column: str) -> list[str]:
+    """Every row has one line kind per line of ``text_column``, each one of ``LINE_KINDS``
+    (what focus, answers and metrics read instead of re-detecting the structure)."""
+    if df.is_empty():
+        return []
+    counts = df[text_column].str.count_matches("\n") + 1
+    bad = df.filter(pl.col("line_kinds").list.len() != counts)
+    problems = []
+    if bad.height:
+        problems.append(f"{bad.height} rows whose line_kinds do not match their lines: "
+                        f"{_few(bad[id_column].to_list())}")
+    unknown = sorted(set(df["line_kinds"].explode().drop_nulls().to_list()) - set(LINE_KINDS))
+    if unknown:
+        problems.append(f"line kinds outside parsing.lines.LINE_KINDS: {_few(unknown)}")
+    return problems
+
+
 def block_problems(df: pl.DataFrame, n_lines: int | None) -> list[str]:
     if df.is_empty():
         return ["document produced no blocks"]
@@ -65,6 +84,7 @@ def block_problems(df: pl.DataFrame, n_lines: int | None) -> list[str]:
         + valid_spans(df, n_lines, "block_id")
         + labels_in(df, "kind", BLOCK_KINDS)
         + non_empty(df.filter(pl.col("kind") != "figure"), "text", "block_id")
+        + line_kind_problems(df, "raw", "block_id")
     )
 
 
@@ -78,7 +98,8 @@ def artifact_problems(df: pl.DataFrame, n_lines: int | None) -> list[str]:
 
 
 def chunk_problems(df: pl.DataFrame, n_lines: int | None) -> list[str]:
-    return unique_ids(df, "chunk_id") + valid_spans(df, n_lines, "chunk_id") + non_empty(df, "text", "chunk_id")
+    return (unique_ids(df, "chunk_id") + valid_spans(df, n_lines, "chunk_id") + non_empty(df, "text", "chunk_id")
+            + line_kind_problems(df, "text", "chunk_id"))
 
 
 def occurrence_problems(df: pl.DataFrame, artifacts: pl.DataFrame, chunks: pl.DataFrame) -> list[str]:

@@ -30,6 +30,7 @@ from edaqa_pipeline.graphs.chipkg.mentions import Mention, manual_mentions, scop
 from edaqa_pipeline.graphs.chipkg.prose import normalisations
 from edaqa_pipeline.graphs.chipkg.schema import IRAttribute, IRTriple, SentenceIR, offline_rule
 from edaqa_pipeline.text.identifiers import OPTION
+from edaqa_pipeline.text.markup import table_cells
 
 _OPTION_HEADERS = ("switch", "option", "argument", "parameter", "flag", "arg")
 _VARIABLE_HEADERS = ("variable", "configuration variable", "env")
@@ -42,15 +43,6 @@ class TableRow:
     offset: int | None  # line offset inside the block (pipe tables), None for CSV
     cells: list[str]
     text: str  # what the statement node shows: the pipe line, or "header: cell; ..." for CSV
-
-
-def pipe_cells(line: str) -> list[str]:
-    line = line.strip()
-    if line.startswith("|"):
-        line = line[1:]
-    if line.endswith("|"):
-        line = line[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", line)]
 
 
 def csv_row_text(header: list[str], cells: list[str]) -> str:
@@ -70,11 +62,11 @@ def looks_like_data(header: list[str]) -> bool:
     return any(_NUMBER.match(c.strip()) for c in header)
 
 
-def is_pipe_table(text: str) -> bool:
-    """A Markdown pipe table: a ``|`` in the header line and a ``---|---`` separator under it
-    (the PDF parser's CSV tables have neither)."""
-    lines = text.split("\n", 2)
-    return len(lines) >= 2 and "|" in lines[0] and "-" in lines[1] and set(lines[1].strip()) <= set("|-: ")
+def is_pipe_table(block: dict[str, Any]) -> bool:
+    """A Markdown pipe table: the parser marked its second line as the delimiter row (the PDF
+    parser's CSV tables have none)."""
+    kinds = block.get("line_kinds") or ()
+    return len(kinds) > 1 and kinds[1] == "table_rule"
 
 
 def table_rows(block: dict[str, Any], carried_header: list[str] | None = None
@@ -82,7 +74,7 @@ def table_rows(block: dict[str, Any], carried_header: list[str] | None = None
     """(header, data rows) of a table block, pipe or CSV. ``carried_header``: the header of the
     previous table of the section, used when this CSV table starts with a data row."""
     text = block.get("text") or ""
-    if not is_pipe_table(text):
+    if not is_pipe_table(block):
         rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
         if not rows:
             return [], []
@@ -93,9 +85,10 @@ def table_rows(block: dict[str, Any], carried_header: list[str] | None = None
     lines = text.split("\n")
     if len(lines) < 3:
         return [], []
-    out = [TableRow(i, pipe_cells(line), line) for i, line in enumerate(lines[2:], start=2)
-           if line.strip() and not set(line.strip()) <= set("|-: ")]
-    return pipe_cells(lines[0]), out
+    kinds = block["line_kinds"]
+    out = [TableRow(i, table_cells(line), line) for i, line in enumerate(lines[2:], start=2)
+           if kinds[i] == "table_row"]
+    return table_cells(lines[0]), out
 
 
 def _row_ir(sid: str, cells: list[str], header: list[str], ctx: UnitContext) -> SentenceIR | None:

@@ -172,7 +172,7 @@ def document_units(blocks: list[dict[str, Any]]) -> DocumentUnits:
             same_lines = len((b.get("raw") or text).split("\n")) == len(text.split("\n"))
             for row in rows:
                 line = b["start_line"]
-                if line is not None and row.offset is not None and is_pipe_table(text) and same_lines:
+                if line is not None and row.offset is not None and is_pipe_table(b) and same_lines:
                     line += row.offset
                 units.append(Unit(sid("table_row", row.text), row.text, "table_row", b, line,
                                   line if line is not None and row.offset is not None else b["end_line"],

@@ -22,10 +22,11 @@ scope               the core's clause scope: its heading, elements and subsectio
 ==================  ========================================================================
 
 ``assemble`` builds a bundle and trims it to ``max_chars`` (members another member already
-shows are dropped; a table that no longer fits keeps its header). ``pack`` lays bundles out
-as ``EvidenceItem``s under a character budget: members contiguous in the document become one
-item (its text the members' raw text, its citation the covered lines or page, its
-``element_ids`` the members), the core's item first.
+shows are dropped; a table that no longer fits keeps its header). ``evidence_items`` lays a
+bundle out as ``EvidenceItem``s: members contiguous in the document become one item (its text
+the members' raw text, its citation the covered lines or page, its ``element_ids`` the
+members, its line kinds the parser's); ``pack`` packs bundles under a character budget with
+the shared ``retrieval.packing.pack_shrinking``, the core's item first.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from dataclasses import dataclass, field, replace
 
 from edaqa_pipeline.graphs.elements.index import SECTION_TYPES, ElementIndex
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.line_structure import source_lines
+from edaqa_pipeline.retrieval.packing import pack_shrinking
 
 NOTE_BUNDLE_LABELS = frozenset({"warning", "caution", "important", "attention", "danger", "note", "error"})
 REFERENCES = frozenset({"clause_ref", "table_ref", "figure_ref"})
@@ -228,7 +231,7 @@ def evidence_items(index: ElementIndex, bundle: Bundle, members: Sequence[Member
         ends = [e for _, e in spans if e is not None]
         relation = bundle.relation if any(m.role == "core" for m in group) else first.relation
         texts = [index.text(m.node, m.header_only) for m in group]
-        out.append(EvidenceItem(
+        item = EvidenceItem(
             chunk_id="",
             doc=index.doc[first.node],
             text="\n".join(texts),
@@ -239,7 +242,8 @@ def evidence_items(index: ElementIndex, bundle: Bundle, members: Sequence[Member
             page=index.page[first.node] if not starts else None,
             element_ids=tuple(dict.fromkeys(index.ids[m.node] for m in group)),
             line_numbers=_line_numbers(texts, spans),
-        ))
+        )
+        out.append(replace(item, line_kinds=index.lines.kinds(item.doc, source_lines(item))))
     return out
 
 
@@ -256,34 +260,14 @@ def _line_numbers(texts: Sequence[str], spans: Sequence[tuple[int | None, int | 
 
 def pack(index: ElementIndex, bundles: Sequence[Bundle], k: int, budget_chars: int,
          path_prefix: str) -> list[EvidenceItem]:
-    """Bundles in rank order under ``budget_chars`` characters, at most ``k`` items; a bundle
-    that does not fit loses its lowest-priority members first; the first bundle, if even its
-    core does not fit, is its core cut at the budget."""
-    out: list[EvidenceItem] = []
-    used = 0
-    for bundle in bundles:
-        if len(out) >= k:
-            break
-        remaining = budget_chars - used
-        members = list(bundle.members)
-        items: list[EvidenceItem] = []
-        while members:
-            items = evidence_items(index, bundle, members, path_prefix)
-            if sum(len(i.text) for i in items) <= remaining:
-                break
-            members.pop()  # lowest priority first
-        if not members:
-            if out:
-                break
-            items = evidence_items(index, bundle, bundle.members[:1], path_prefix)
-            items = [replace(items[0], text=items[0].text[:budget_chars])]
+    """Bundles in rank order under ``budget_chars`` characters, at most ``k`` items
+    (``retrieval.packing.pack_shrinking``: a bundle that does not fit loses its
+    lowest-priority members first); each bundle's items in reading order, its core's first."""
+
+    def render(n: int, members: Sequence[Member]) -> list[EvidenceItem]:
+        bundle = bundles[n]
         core_id = index.ids[bundle.core]
-        items.sort(key=lambda it: core_id not in it.element_ids)  # the core's item first
-        for item in items:
-            if len(out) >= k:
-                break
-            out.append(item)
-            used += len(item.text)
-        if used >= budget_chars:
-            break
-    return out
+        items = evidence_items(index, bundle, members, path_prefix)
+        return sorted(items, key=lambda it: core_id not in it.element_ids)
+
+    return pack_shrinking([b.members for b in bundles], render, k, budget_chars)

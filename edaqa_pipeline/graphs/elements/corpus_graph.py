@@ -16,10 +16,11 @@ from typing import Any
 
 from edaqa_pipeline.graphs.elements.document_graph import build_document
 from edaqa_pipeline.graphs.elements.link_rules import definition_rank, option_rows
-from edaqa_pipeline.graphs.elements.rules import YEAR, row_key, slug, split_cells
+from edaqa_pipeline.graphs.elements.rules import YEAR, row_key, slug
 from edaqa_pipeline.graphs.elements.schema import LINKABLE_KINDS, MAX_IDENTIFIER_DOCS, edge_row
 from edaqa_pipeline.model import normalise_ws
 from edaqa_pipeline.text import identifiers
+from edaqa_pipeline.text.markup import table_cells
 
 
 def version_roots(documents: Iterable[str]) -> dict[str, str]:
@@ -55,10 +56,10 @@ def source_path_map(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
     for row in rows:
         if row["element_type"] != "table_row":
             continue
-        header = [h.strip().lower() for h in split_cells(row["header_raw"].split("\n")[0])]
+        header = [h.strip().lower() for h in table_cells(row["header_raw"].split("\n")[0])]
         if "file" not in header or "original path" not in header:
             continue
-        cells = [c.strip("` ") for c in split_cells(row["raw"])]
+        cells = [c.strip("` ") for c in table_cells(row["raw"])]
         if len(cells) != len(header):
             continue
         folder = posixpath.dirname(row["document"])

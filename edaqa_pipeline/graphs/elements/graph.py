@@ -88,7 +88,6 @@ from edaqa_pipeline.graphs.elements.rules import (
     is_auxiliary_heading,
     row_key,
     slug,
-    split_cells,
 )
 from edaqa_pipeline.graphs.elements.schema import (
     EDGE_STRUCT,
@@ -141,7 +140,6 @@ __all__ = [
     "row_key",
     "slug",
     "source_path_map",
-    "split_cells",
     "step_chain_problems",
     "version_edges",
     "version_rank",

@@ -18,6 +18,7 @@ import polars as pl
 
 from edaqa_pipeline.graphs.elements.rules import is_auxiliary_heading
 from edaqa_pipeline.retrieval.lexical import LexicalIndex
+from edaqa_pipeline.retrieval.line_structure import LineStructure
 from edaqa_pipeline.text import identifiers
 from edaqa_pipeline.text.tokens import tokens
 
@@ -34,11 +35,12 @@ class ElementIndex:
     ``table_of`` (row -> table) are the structural shortcuts bundling needs."""
 
     def __init__(self, nodes: pl.DataFrame, edges: pl.DataFrame, vectors: np.ndarray, *,
-                 k1: float = 1.2, b: float = 0.75) -> None:
+                 k1: float = 1.2, b: float = 0.75, lines: LineStructure | None = None) -> None:
         nodes = nodes.sort(["document", "ordinal"])
         if len(vectors) != nodes.height:
             raise ValueError(f"{len(vectors)} summary vectors for {nodes.height} elements")
         self.nodes = nodes
+        self.lines = lines or LineStructure({})  # the parser's line kinds, for bundle items
         self.ids: list[str] = nodes["element_id"].to_list()
         self.row = {e: i for i, e in enumerate(self.ids)}
         n = len(self.ids)
@@ -164,7 +166,8 @@ def load_index(snapshot: Any, *, k1: float = 1.2, b: float = 0.75, encoder: Any 
     def build() -> ElementIndex:
         nodes, edges, _ = store.load_graph(snapshot.storage, list(snapshot.documents))
         embedder = store.summary_embedder(encoder, snapshot.lancedb_uri)
-        return ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder), k1=k1, b=b)
+        return ElementIndex(nodes, edges, store.embed_summaries(nodes, embedder), k1=k1, b=b,
+                            lines=snapshot.line_structure)
 
     # once per snapshot: an evaluation's techdoc and edaqa rows (eight) share it
     return snapshot.derived(("element_index", encoder.encoder_id, k1, b), build)

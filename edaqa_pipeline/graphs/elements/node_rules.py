@@ -16,6 +16,7 @@ from edaqa_pipeline.graphs.elements import rules
 from edaqa_pipeline.graphs.elements.builder import DocumentBuilder
 from edaqa_pipeline.graphs.elements.schema import NOTE_LABELS, SAME_SECTION_WINDOW
 from edaqa_pipeline.text import identifiers
+from edaqa_pipeline.text.markup import table_cells
 
 
 def table_nodes(b: DocumentBuilder, block: dict[str, Any], section: str) -> None:
@@ -36,12 +37,13 @@ def table_nodes(b: DocumentBuilder, block: dict[str, Any], section: str) -> None
         header_span = (None, None)
     else:
         lines = raw.split("\n")
-        header_n = 2 if len(lines) > 1 and rules.SEPARATOR.match(lines[1]) else 1
+        kinds = block["line_kinds"]
+        header_n = 2 if len(kinds) > 1 and kinds[1] == "table_rule" else 1
         header_raw = "\n".join(lines[:header_n])
         start = int(block["start_line"])
         header_span = (start, start + header_n - 1)
         body = [
-            (line, rules.split_cells(line), start + i)
+            (line, table_cells(line), start + i)
             for i, line in enumerate(lines)
             if i >= header_n and line.strip()
         ]
@@ -77,7 +79,7 @@ def figure_table_nodes(b: DocumentBuilder, block: dict[str, Any], section: str, 
     start = block.get("start_line")
     labels = []
     for i, line in enumerate(raw.split("\n")):
-        for j, cell in enumerate(rules.split_cells(line)):
+        for j, cell in enumerate(table_cells(line)):
             match = rules.CAPTION.match(cell)
             if match and match.group("kind").lower().startswith("fig"):
                 label = identifiers.canonical_label("figure", match.group("num"))

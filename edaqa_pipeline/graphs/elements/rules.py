@@ -31,7 +31,6 @@ NOTE_PREFIX = re.compile(
     re.IGNORECASE,
 )
 STEP = re.compile(r"^(?P<indent>\s*)(?P<num>\d{1,3})[.)](?:\s+|$)")
-SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 MD_LINK = re.compile(r"(?<!!)\[[^\]]*\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 OPTION_OF = re.compile(
     r"`(?P<opt>--?[A-Za-z]\w*)`\s+(?:option|flag|switch|argument|parameter|keyword)s?\s+"
@@ -70,14 +69,6 @@ def is_auxiliary_heading(heading: str) -> bool:
     belongs to the parent clause when bundling."""
     words = re.sub(r"[^a-z ]", " ", heading.lower()).split()
     return bool(words) and len(words) <= 3 and all(w in AUX_HEADINGS for w in words)
-
-
-def split_cells(line: str) -> list[str]:
-    """The cells of a pipe-table line (escaped ``\\|`` stays inside a cell)."""
-    body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
-    return [c.strip() for c in re.split(r"(?<!\\)\|", body)]
 
 
 def block_meta(block: dict[str, Any]) -> dict[str, Any]:

@@ -23,14 +23,33 @@ from edaqa_pipeline.model import EvidenceItem
 
 @dataclass(frozen=True)
 class ElementPathConfig:
+    """The element path's numbers (``EdaqaConfig.elements``): ``techdoc``'s, but for ``top_l``.
+    The dev figures quoted are from docs/edaqa.md (dev26, its check split and ORD-MMBench's
+    text questions)."""
+
     recall: RecallWeights = field(default_factory=RecallWeights)
+    """Equation 9's weights and candidate limits, as ``techdoc`` uses them (not tuned)."""
     expansion: ExpansionLimits = field(default_factory=ExpansionLimits)
+    """Equation 10's expansion limits, as ``techdoc`` uses them (not tuned)."""
     alpha: float = 0.5
+    """Weight of the summary cosine in the rerank (TechDocRAG equation 11), ``techdoc``'s
+    value. Dropping it (0) lowers doc_recall@1: MMBench 0.866 -> 0.821, dev26 1.000 -> 0.970."""
     beta: float = 0.35
+    """Weight of RelScore (the recall score decayed per hop) in the rerank, ``techdoc``'s
+    value. Not tuned."""
     gamma: float = 0.15
+    """Weight of the intent's type prior in the rerank, ``techdoc``'s value. Not tuned."""
     top_k: int = 10
+    """Elements kept by identifier recall, TechDocRAG's top-10 (Table 3); 20 was flat or up on
+    one dev set and down on another."""
     top_l: int = 6
+    """Bundles kept after the rerank (TechDocRAG's Table 3 keeps 5); 4, 8 and 10 were each
+    flat or up on one dev set and down on another."""
     bundle_chars: int = 2600
+    """Characters one bundle may hold: members are taken in priority order while they fit (a
+    table that does not fit keeps its header). ``techdoc``'s cap, about a third of the
+    8,192-character evidence budget; 1,600 and 4,000 were each flat or up on one dev set and
+    down on another."""
 
 
 def element_items(index: ElementIndex, analysis: QueryAnalysis, e_q: np.ndarray, k: int,

@@ -9,20 +9,24 @@ When a lower-ranked chunk is long, EDAQA keeps only the bundle around its best-m
 * a prose line brings its paragraph (or list), plus the heading just above it.
 
 A bundle is always a contiguous span of the source lines and its text is exactly those lines,
-so its citation (``doc:Lx-Ly``) shows everything it claims to.
+so its citation (``doc:Lx-Ly``) shows everything it claims to. Which lines form a code block,
+a table or a paragraph is read from the chunk's stored line kinds (``parsing.lines``).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from edaqa_pipeline.parsing.lines import CODE_KINDS, PROSE_KINDS, TABLE_KINDS
 from edaqa_pipeline.text.tokens import content_terms
 
 MAX_CODE_LINES = 40
 MAX_HEADER_GAP = 12  # rows between a table's header and the matched row still shown together
-_FENCE = re.compile(r"^\s*(```|~~~)")
+# the block a line belongs to, for cutting: its code block, its table, its run of prose
+_FAMILY = {**dict.fromkeys(CODE_KINDS, "code"), **dict.fromkeys(TABLE_KINDS, "table"),
+           **dict.fromkeys(PROSE_KINDS | {"html", "caption"}, "prose"), "heading": "heading"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Bundle:
     start_line: int
     end_line: int
     text: str
+    line_kinds: tuple[str, ...]
 
 
 def line_score(line: str, terms: set[str], identifiers: list[str]) -> float:
@@ -40,36 +45,28 @@ def line_score(line: str, terms: set[str], identifiers: list[str]) -> float:
     return 3.0 * ident_hits + term_hits
 
 
-def _blocks(lines: list[str]) -> list[tuple[str, int, int]]:
-    """(kind, first, last) index ranges: code fences, tables, paragraphs, headings."""
+def _blocks(kinds: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(kind, first, last) index ranges of the chunk's code blocks, tables, prose runs and
+    headings, from the parser's line kinds (``parsing.lines``)."""
     out: list[tuple[str, int, int]] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _FENCE.match(line):
-            j = i + 1
-            while j < len(lines) and not _FENCE.match(lines[j]):
-                j += 1
-            out.append(("code", i, min(j, len(lines) - 1)))
-            i = j + 1
-        elif line.lstrip().startswith("|"):
-            j = i
-            while j + 1 < len(lines) and lines[j + 1].lstrip().startswith("|"):
-                j += 1
-            out.append(("table", i, j))
-            i = j + 1
-        elif line.lstrip().startswith("#"):
-            out.append(("heading", i, i))
+    i, n = 0, len(kinds)
+    while i < n:
+        kind = kinds[i]
+        family = _FAMILY.get(kind, "")
+        if not family:
             i += 1
-        elif not line.strip():
-            i += 1
-        else:
-            j = i
-            while j + 1 < len(lines) and lines[j + 1].strip() and not _FENCE.match(lines[j + 1]) \
-                    and not lines[j + 1].lstrip().startswith(("|", "#")):
+            continue
+        j = i
+        if family == "code" and kind == "code_fence":  # the fenced block through its close
+            j += 1
+            while j < n and kinds[j] == "code":
                 j += 1
-            out.append(("prose", i, j))
-            i = j + 1
+            j = min(j, n - 1) if j < n and kinds[j] == "code_fence" else j - 1
+        elif family != "heading":
+            while j + 1 < n and _FAMILY.get(kinds[j + 1], "") == family and kinds[j + 1] != "code_fence":
+                j += 1
+        out.append((family, i, j))
+        i = j + 1
     return out
 
 
@@ -78,7 +75,8 @@ def bundle(record: dict[str, Any], query: str, identifiers: list[str]) -> Bundle
     chunk's text is not line-for-line its source span (then it stays whole)."""
     start, end = record.get("start_line"), record.get("end_line")
     lines = record["text"].split("\n")
-    if start is None or end is None or len(lines) != end - start + 1:
+    kinds = record.get("line_kinds") or ()
+    if start is None or end is None or len(lines) != end - start + 1 or len(kinds) != len(lines):
         return None  # PDF evidence, or a sentence-split block: no line-exact cut possible
     terms = set(content_terms(query))
     scores = [line_score(ln, terms, identifiers) for ln in lines]
@@ -86,7 +84,7 @@ def bundle(record: dict[str, Any], query: str, identifiers: list[str]) -> Bundle
     if not lines or scores[best] <= 0:
         return None
     first, last = best, best
-    for kind, a, b in _blocks(lines):
+    for kind, a, b in _blocks(kinds):
         if not a <= best <= b:
             continue
         if kind == "code":
@@ -97,9 +95,10 @@ def bundle(record: dict[str, Any], query: str, identifiers: list[str]) -> Bundle
         elif kind == "prose":
             first, last = a, b
         break
-    if first > 0 and lines[first - 1].lstrip().startswith("#"):
+    if first > 0 and kinds[first - 1] == "heading":
         first -= 1
-    elif first > 1 and not lines[first - 1].strip() and lines[first - 2].lstrip().startswith("#"):
+    elif first > 1 and kinds[first - 1] == "blank" and kinds[first - 2] == "heading":
         first -= 2
+    kinds = kinds[first : last + 1]
     text = "\n".join(lines[first : last + 1])
-    return Bundle(int(start) + first, int(start) + last, text)
+    return Bundle(int(start) + first, int(start) + last, text, tuple(kinds))

@@ -6,35 +6,28 @@ method is built: prose with the prose rules, fenced code with the code rules (th
 of a line is a command there). A query's identifiers then select the chunks that carry them,
 weighted by how rare each identifier is (an idf over chunks), so ``-sink_clustering_size``
 finds its option row even when the words around it say nothing.
-
-Chunk neighbours (the previous and next chunk of the same section) are recorded too: a
-procedure split over two chunks is recalled whole.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from edaqa_pipeline.text.identifiers import IdentifierVocabulary, extract_identifiers
 
-_FENCE = re.compile(r"^(```|~~~)")
 
-
-def chunk_identifiers(text: str) -> list[str]:
-    """Canonical identifiers of a chunk's raw lines: fenced code by the code rules, the rest
-    by the prose rules (first-seen order, no duplicates)."""
+def chunk_identifiers(text: str, line_kinds: Sequence[str]) -> list[str]:
+    """Canonical identifiers of a chunk's raw lines: code lines (the parser's ``code`` kind)
+    by the code rules, the rest by the prose rules (first-seen order, no duplicates)."""
     prose: list[str] = []
     code: list[str] = []
-    inside = False
-    for line in text.split("\n"):
-        if _FENCE.match(line.strip()):
-            inside = not inside
+    for line, kind in zip(text.split("\n"), line_kinds, strict=True):
+        if kind in ("code_fence", "directive"):  # markup, not content
             continue
-        (code if inside else prose).append(line)
+        (code if kind == "code" else prose).append(line)
     ids = extract_identifiers("\n".join(prose))
     if code:
         ids += extract_identifiers("\n".join(code), code=True)
@@ -43,28 +36,22 @@ def chunk_identifiers(text: str) -> list[str]:
 
 @dataclass
 class ChunkIdentifierIndex:
-    """Postings identifier -> chunk rows, their idf, and each chunk's section neighbours."""
+    """Postings identifier -> chunk rows, and their idf."""
 
     postings: dict[str, list[int]]
     idf: dict[str, float]
     vocabulary: IdentifierVocabulary
-    neighbours: list[tuple[int, ...]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, records: list[dict[str, Any]], sections: list[tuple[str, tuple[str, ...]]]) -> ChunkIdentifierIndex:
-        """``records``: the snapshot's chunk records (row order); ``sections``: (document,
-        section path) per row, in reading order within each document."""
+    def build(cls, records: list[dict[str, Any]]) -> ChunkIdentifierIndex:
+        """``records``: the snapshot's chunk records (row order)."""
         postings: dict[str, list[int]] = defaultdict(list)
         for row, rec in enumerate(records):
-            for ident in chunk_identifiers(rec["text"]):
+            for ident in chunk_identifiers(rec["text"], rec["line_kinds"]):
                 postings[ident].append(row)
         n = max(len(records), 1)
         idf = {ident: math.log(1 + n / len(rows)) for ident, rows in postings.items()}
-        neighbours: list[tuple[int, ...]] = []
-        for row, key in enumerate(sections):
-            near = [r for r in (row - 1, row + 1) if 0 <= r < len(sections) and sections[r] == key]
-            neighbours.append(tuple(near))
-        return cls(dict(postings), idf, IdentifierVocabulary(postings), neighbours)
+        return cls(dict(postings), idf, IdentifierVocabulary(postings))
 
     def scores(self, query_ids: list[str]) -> dict[int, float]:
         """Chunk row -> sum over the query's identifiers it carries of match weight x idf."""

@@ -9,7 +9,7 @@ import numpy as np
 from edaqa_pipeline.graphs.chipkg.passages import PassageRanker, PPRSeeds
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
 from edaqa_pipeline.retrieval.encoders import query_vector
-from edaqa_pipeline.retrieval.fusion import rrf
+from edaqa_pipeline.retrieval.fusion import rrf, weighted_score_fusion
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 from edaqa_pipeline.retrieval.topk import top_k
 
@@ -56,17 +56,11 @@ def chunk_paths(snapshot: IndexSnapshot, space: IndexSnapshot, identifiers: Chun
 
 def fuse(paths: Paths, weights: dict[str, float], method: str, rrf_k: int) -> dict[int, float]:
     """Weighted RRF over the paths' rankings (``rrf``), or a weighted sum of each path's
-    scores min-max normalised over its own list (``score``)."""
+    scores min-max normalised over its own list (``score``); both ``retrieval.fusion``."""
     names = [n for n in paths if paths[n]]
     if method == "rrf":
         return rrf([[r for r, _ in paths[n]] for n in names], k=rrf_k, weights=[weights[n] for n in names])
-    fused: dict[int, float] = {}
-    for n in names:
-        values = [s for _, s in paths[n]]
-        top, low = max(values), min(values)
-        for r, s in paths[n]:
-            fused[r] = fused.get(r, 0.0) + weights[n] * ((s - low) / (top - low) if top > low else 1.0)
-    return fused
+    return weighted_score_fusion({n: paths[n] for n in names}, weights)  # type: ignore[return-value]
 
 
 def chipkg_path(ranker: PassageRanker, qvec: np.ndarray, query: str, depth: int) -> list[tuple[int, float]]:

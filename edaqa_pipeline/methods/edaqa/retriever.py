@@ -20,23 +20,23 @@ that earn their place on the dev sets.
 2. **Element bundles** (``elements``): TechDocRAG's identifier recall over the element
    graph, expansion by query intent, summary rerank and bundles a reader needs (a table row
    with its header, the steps of one procedure, a whole code block).
-3. **Merge and pack** (``packing``): the chunk ranking and the element ranking merged by
-   weighted reciprocal rank; packed in that order into the 2,048-token budget, a chunk whole
+3. **Merge and pack** (``retrieval.fusion.rrf_merge``, ``retrieval.packing.pack_candidates``):
+   the chunk ranking and the element ranking merged by weighted reciprocal rank; packed in
+   that order into the 2,048-token budget, a chunk whole
    or (when it does not fit) as the bundle of its answering lines (``focus``), nothing shown
    twice, nothing shorter than a line of text (``min_item_chars``), at most ``k`` items.
 
-Every number lives in ``EdaqaConfig``, set on the dev sets only (docs/results.md has the
-sweeps); each part can be switched off, and the registry lists those ablations as methods
+Every number lives in ``EdaqaConfig``, set on the dev sets only (docs/edaqa.md has the
+measurements); each part can be switched off, and the registry lists those ablations as methods
 (``edaqa_no_lexical``, ``edaqa_no_identifiers``, ``edaqa_no_dense``, ``edaqa_no_units``,
 ``edaqa_no_chipkg``, ``edaqa_no_elements``, ``edaqa_no_bundles``, ``edaqa_untrained``).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -49,59 +49,82 @@ from edaqa_pipeline.graphs.elements.intent import analyze
 from edaqa_pipeline.methods.edaqa.elements import ElementPathConfig, element_items
 from edaqa_pipeline.methods.edaqa.focus import bundle
 from edaqa_pipeline.methods.edaqa.index import ChunkIdentifierIndex
-from edaqa_pipeline.methods.edaqa.packing import merge, pack
 from edaqa_pipeline.methods.edaqa.recall import chipkg_path, chunk_paths, fuse, lap
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.encoders import query_vector
+from edaqa_pipeline.retrieval.fusion import rrf_merge
+from edaqa_pipeline.retrieval.packing import Candidate, pack_candidates
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderError
+from edaqa_pipeline.retrieval.workers import encoding_pool
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
 from edaqa_pipeline.text.identifiers import query_identifiers, quoted_words
-
-# one worker per process: the second query encoding of a question (its element-space vector);
-# made again in a forked child, whose copy of the parent's pool has no thread behind it
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _encoding_pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None or _POOL[0] != os.getpid():
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="edaqa-encode"))
-    return _POOL[1]
 
 
 @dataclass(frozen=True)
 class EdaqaConfig:
-    """Every number and switch the ranking depends on (set on the dev sets only)."""
+    """Every number and switch the ranking depends on.
 
-    depth: int = 50  # candidates per recall path
-    fusion: str = "score"  # score | rrf
+    Each value was chosen on dev data only: dev26 (``data/dev/openroad_dev.jsonl``), kept only
+    when its check split (``openroad_dev_check.jsonl``) did not drop, and ORD-MMBench's text
+    questions; never ORD-QA. The measurements behind each choice are in docs/edaqa.md ("How the
+    settings were chosen", "What was measured and left out"); ``benchmarks/edaqa_sweep.py``
+    re-runs any variant (``--set NAME:field=value``).
+    """
+
+    depth: int = 50
+    """Chunks each recall path returns. Deeper lists changed no dev figure; 50 bounds the cost."""
+    fusion: str = "score"
+    """How the chunk paths are fused: ``score`` (weighted sum of min-max normalised scores) or
+    ``rrf`` (weighted reciprocal rank). Score fusion won on dev26 (span_cover 0.879 against
+    0.803 with RRF)."""
     rrf_k: int = 60
-    w_lexical: float = 0.5  # 2 -> 0.5 in the eighth session, with the ChipKG path and the
-    # fragment floor in place: MMBench doc_recall@5 0.955 -> 0.970, ref_recall 0.784 -> 0.813,
-    # dev26 span_cover 0.943 -> 0.945, check set equal (0.25 the same, 0.75 and 1 lower on MMBench)
+    """The RRF constant, for ``fusion="rrf"`` and for merging chunk and element rankings;
+    2-20 changed nothing on dev26 or its check split."""
+    w_lexical: float = 0.5
+    """Weight of BM25 recall. 0.25-0.5 is a plateau on dev26, its check split and MMBench; 1 and
+    2 over-rank lexical look-alikes on MMBench (ref_recall 0.784 at 2 against 0.813)."""
     w_identifier: float = 1.0
+    """Weight of identifier recall (the question's commands, options, variables, message ids)."""
     w_dense: float = 0.5
+    """Weight of dense chunk recall in the function-aware space; 0.25 and 1 were flat or mixed
+    across the dev sets."""
     w_units: float = 0.25
-    w_chipkg: float = 0.5  # the ChipKG's PPR passages, when the ChipKG is built. 0 -> 0.5 (with
-    # chipkg_passages 8) on the dev sets: dev26 span_all 0.870 -> 0.880, check set 0.900 -> 0.933,
-    # MMBench unchanged; 0.25 and 1 lose a question on one set (docs/results.md, "Issue 17, eighth session")
+    """Weight of the functional-unit path; 0.5 changed no dev figure."""
+    w_chipkg: float = 0.5
+    """Weight of the ChipKG's PPR passages when the ChipKG is built: dev26 span_all 0.870 ->
+    0.880 and the check split 0.900 -> 0.933 against 0; 0.25 and 1 each lose a question."""
     top_units: int = 10
-    chipkg_passages: int = 8  # ChipKG passages the path reads, best first (ChipMind's k0;
-    # 6 the same on the dev sets, 10 one question lower on dev26, 50 two lower on MMBench)
-    tuned: bool = True  # use the trained encoder when the index has one
-    w_chunks: float = 1.0  # merge weight of the chunk ranking
-    w_elements: float = 2.0  # merge weight of the element-bundle ranking (> w_chunks: a bundle
-    # leads; 0 = no element path). 2 over 1 on the dev sets: docs/results.md, "EDAQA dev sweeps"
+    """Functional units the unit path expands to their chunks (the primary paper's setting)."""
+    chipkg_passages: int = 8
+    """ChipKG passages the ChipKG path reads, best first (ChipMind's k0): 6 gives the same
+    dev figures, 10 loses a question on dev26, 50 two on MMBench."""
+    tuned: bool = True
+    """Use the trained function-aware encoder when the index has one (``--with train``);
+    ``edaqa_untrained`` is the ablation."""
+    w_chunks: float = 1.0
+    """Merge weight of the chunk ranking against the element ranking."""
+    w_elements: float = 2.0
+    """Merge weight of the element-bundle ranking (0 = no element path). Any value above
+    ``w_chunks`` lets a bundle lead: doc_recall@1 on dev26 1.000 against 0.970 at 1."""
     elements: ElementPathConfig = field(default_factory=ElementPathConfig)
-    element_space: str = "base"  # base | function: the space of the element summary rerank
-    focus: bool = True  # a chunk that does not fit may be shown as its answering lines
-    max_overlap: float = 0.5  # an item showing more already-shown lines than this is skipped
-    pool_per_slot: int = 4  # chunk candidates considered for packing, per requested item
-    min_item_chars: int = 80  # an item shorter than this (a heading, a lone list entry: less
-    # than a line of text) takes none of the k slots. 0 -> 80 on the dev sets: dev26 span_all
-    # 0.840 -> 0.870, the check set and MMBench unchanged (docs/results.md, "Issue 17, eighth session")
+    """The element path's own settings (TechDocRAG's recall, expansion and rerank)."""
+    element_space: str = "base"
+    """The encoder space of the element summary rerank: ``base`` or ``function``. ``function``
+    saves one query encoding but lowers doc_recall@1 (MMBench 0.866 -> 0.791)."""
+    focus: bool = True
+    """A chunk that does not fit may be packed as the bundle of its answering lines
+    (``focus.py``); ``edaqa_no_bundles`` is the ablation."""
+    max_overlap: float = 0.5
+    """An item showing more than this share of already-packed lines is skipped."""
+    pool_per_slot: int = 4
+    """Chunk candidates considered for packing per requested item: no dev figure changes
+    against the whole fused list, and line bundles are cut for fewer chunks."""
+    min_item_chars: int = 80
+    """An item shorter than this (a lone heading or list entry, less than a line of text)
+    takes none of the k slots: dev26 span_all 0.840 -> 0.870; 40-100 is a plateau."""
     budget_tokens: int = EVIDENCE_BUDGET_TOKENS
+    """The evidence budget the pack fills (the project's 2,048 tokens)."""
 
     def weights(self) -> dict[str, float]:
         return {"lexical": self.w_lexical, "identifier": self.w_identifier,
@@ -131,9 +154,7 @@ class EdaqaRetriever:
 
     @cached_property
     def identifiers(self) -> ChunkIdentifierIndex:
-        snap = self.snapshot
-        sections = [(d, tuple(p or ())) for d, p in snap.chunks.select("document", "section_path").iter_rows()]
-        return ChunkIdentifierIndex.build(snap.chunk_records, sections)
+        return ChunkIdentifierIndex.build(self.snapshot.chunk_records)
 
     @cached_property
     def chipkg(self) -> PassageRanker | None:
@@ -177,7 +198,8 @@ class EdaqaRetriever:
             if cut is not None and len(cut.text) < len(whole.text):
                 yield EvidenceItem(chunk_id="", doc=whole.doc, text=cut.text, score=whole.score,
                                    path=f"{path}:lines", start_line=cut.start_line,
-                                   end_line=cut.end_line, page=whole.page)
+                                   end_line=cut.end_line, page=whole.page,
+                                   line_kinds=cut.line_kinds)
 
         return [alternatives(row) for row in order]
 
@@ -185,8 +207,8 @@ class EdaqaRetriever:
         """The element rerank's query vector, in the base space (which the ChipKG path reads
         too, from the cache); with alpha 0 the element path does not encode it. In another
         space than the chunk paths' (a trained encoder), it is encoded in a worker thread while
-        the chunk paths run: ONNX Runtime releases the GIL, so the two encodings share the
-        wall time (22.4 -> see docs/results.md, "Latency")."""
+        the chunk paths run (``retrieval.workers``): ONNX Runtime releases the GIL, so the two
+        encodings share the wall time."""
         done: Future[np.ndarray] = Future()
         encoder = self.element_encoder
         if not (self.config.w_elements and self.config.elements.alpha):
@@ -195,7 +217,7 @@ class EdaqaRetriever:
         if encoder == self.space.function or (self.config.w_dense == 0 and self.config.w_units == 0):
             done.set_result(query_vector(encoder, query))
             return done
-        return _encoding_pool().submit(query_vector, encoder, query)
+        return encoding_pool().submit(query_vector, encoder, query)
 
     def retrieve(self, query: str, k: int) -> Retrieval:
         cfg = self.config
@@ -231,8 +253,9 @@ class EdaqaRetriever:
                 analysis = replace(analysis, identifiers=(*analysis.identifiers, *named))
             elements = element_items(self.element_index, analysis, e_q, k, budget, cfg.elements)
         t, timings["elements"] = lap(t)
-        merged = merge([chunks, [(e,) for e in elements]], [cfg.w_chunks, cfg.w_elements], cfg.rrf_k)
-        items = pack(merged, k, budget, cfg.max_overlap, cfg.min_item_chars)
+        merged = [Candidate(alternatives, score) for score, alternatives in
+                  rrf_merge([chunks, [(e,) for e in elements]], [cfg.w_chunks, cfg.w_elements], cfg.rrf_k)]
+        items = pack_candidates(merged, k, budget, cfg.max_overlap, cfg.min_item_chars)
         t, timings["packing"] = lap(t)
         timings["total"] = (t - started) * 1000
         trace = {"paths": {n: len(v) for n, v in paths.items()}, "element_items": len(elements),

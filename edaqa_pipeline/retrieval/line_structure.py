@@ -1,0 +1,69 @@
+"""The parser's line kinds, looked up for any evidence item.
+
+Every chunk row stores the kind of each of its lines (``chunks.line_kinds``, decided by the
+parser: ``parsing.lines``). An evidence item built from a chunk carries them; an item built
+another way (an element bundle: a table header joined to one row, a whole code block) names
+its source lines, and :class:`LineStructure` maps (document, line) back to the stored kind.
+:func:`line_kinds_of` is what a consumer calls: the item's stored kinds, or, for text that no
+stored row covers (PDF items, text cut from a sentence), the parser's own classification of
+that text. No consumer looks at a line's characters to decide what the line is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.parsing.lines import markdown_line_kinds
+
+
+class LineStructure:
+    """(document, source line) -> the kind the parser gave that line (Markdown documents)."""
+
+    def __init__(self, kinds: dict[str, dict[int, str]]) -> None:
+        self._kinds = kinds
+
+    @classmethod
+    def from_chunks(cls, records: Iterable[Mapping[str, Any]]) -> LineStructure:
+        """From chunk rows (``document``, ``start_line``, ``line_kinds``); PDF rows (no
+        lines) are skipped: their items carry their kinds or are classified by their text."""
+        kinds: dict[str, dict[int, str]] = {}
+        for rec in records:
+            start = rec.get("start_line")
+            if start is None or not rec.get("line_kinds"):
+                continue
+            doc = kinds.setdefault(rec["document"], {})
+            for offset, kind in enumerate(rec["line_kinds"]):
+                doc.setdefault(int(start) + offset, kind)
+        return cls(kinds)
+
+    def kinds(self, doc: str, lines: Sequence[int]) -> tuple[str, ...]:
+        """The kinds of ``lines`` of ``doc``; () when one of them is not in a stored chunk."""
+        known = self._kinds.get(doc)
+        if not known or not lines:
+            return ()
+        out = tuple(known.get(line, "") for line in lines)
+        return () if "" in out else out
+
+
+def source_lines(item: EvidenceItem) -> list[int]:
+    """The source line of each line of ``item.text``; [] when they are not known (PDF text,
+    or a text that is not its span line for line)."""
+    count = item.text.count("\n") + 1
+    if item.page is not None or item.start_line is None or item.end_line is None:
+        return []
+    if item.line_numbers and len(item.line_numbers) == count:
+        return list(item.line_numbers)
+    if count == item.end_line - item.start_line + 1:
+        return list(range(item.start_line, item.end_line + 1))
+    return []
+
+
+def line_kinds_of(item: EvidenceItem) -> tuple[str, ...]:
+    """One kind per line of ``item.text``: the stored kinds it carries, else the parser's
+    classification of its text (``parsing.lines.markdown_line_kinds``)."""
+    count = item.text.count("\n") + 1
+    if len(item.line_kinds) == count:
+        return item.line_kinds
+    return tuple(markdown_line_kinds(item.text))
