@@ -1,4 +1,4 @@
-"""One document edited, then re-indexed: the share of a full build (issue 16: <= 10%).
+"""One document edited, then re-indexed: the share of a full build (the target: <= 10%).
 
     .venv/bin/python benchmarks/edit_reindex.py ../shared/corpus/openroad-2024 [--workdir DIR]
 

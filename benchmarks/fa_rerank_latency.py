@@ -1,6 +1,6 @@
 """What a cross-encoder rerank stage would cost the function-aware retriever, per query.
 
-Why: the issue allows a cross-encoder reranker (trained from the packaged MiniLM on
+Why: the design allows a cross-encoder reranker (trained from the packaged MiniLM on
 unit-derived pairs) only if it fits the retrieval budget, p50 <= 20 ms and p95 <= 50 ms on 2
 cores. The cost of a cross-encoder does not depend on its weights, only on its architecture
 and inputs, so it is measured before anything is trained: a MiniLM-L6 cross-encoder (the

@@ -7,7 +7,7 @@ PDFs pages / tables / artifacts per file; then a breakdown per step (wall and CP
 the build manifest, rows written, rows/s) and **the floor**, measured in the same run: a fresh
 process that loads the encoder with plain sentence-transformers and encodes, in one
 ``model.encode`` call, every text the build embedded (each chunk's ``embed_text`` and each
-functional unit's summary). ``build / floor`` is the figure issue 16 sets (<= 1.5x). The
+functional unit's summary). ``build / floor`` is the figure the project's target is set on (<= 1.5x). The
 floor runs after the build, in its own process (no Python-level cache is shared; the build has
 warmed the OS page cache for the model files, which favours the floor slightly).
 """

@@ -150,7 +150,7 @@ def measure(size: int, workdir: Path, questions: list[str]) -> dict[str, object]
     out["units"] = tables.get("unit_hyperedges", {}).get("rows", 0)
     out["build_peak_rss_mb"] = _peak_mb()
 
-    # The floor of this size, as benchmarks/index_corpus.py measures it (issue 16): a fresh
+    # The floor of this size, as benchmarks/index_corpus.py measures it: a fresh
     # process loads the encoder and encodes every text the build embedded in one batched call.
     from index_corpus import embedded_texts, measure_floor
 

@@ -1,6 +1,6 @@
 """Train the function-aware encoder on an indexed storage root and report its cost.
 
-Why: the issue's CPU budget (a full training on the OpenROAD 2024 units within 20 minutes on
+Why: the project's CPU budget (a full training on the OpenROAD 2024 units within 20 minutes on
 2 cores) is checked with this script; it prints training time (wall and CPU), peak RSS
 (``resource.getrusage``), epochs, best epoch and the loss curves. It runs the same code as
 ``edaqa train`` (``cli.train.train_storage``: the ``train_encoder`` Dagster job) and writes into the storage root (the

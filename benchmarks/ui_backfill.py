@@ -1,4 +1,4 @@
-"""A UI backfill of every document against ``edaqa index`` of the same corpus (issue 16).
+"""A UI backfill of every document against ``edaqa index`` of the same corpus.
 
     .venv/bin/python benchmarks/ui_backfill.py ../shared/corpus/openroad-2024 [--workdir DIR]
         [--executor in_process|multiprocess] [--mode backfill|ranged-run|job-backfill]
@@ -15,7 +15,7 @@ Measured in the same run, each on its own fresh storage root:
 * the backfill on root B: wall seconds from the launch to the backfill's terminal status, the
   runs it made, and whether its tables equal A's (``content_hash`` of every table).
 
-The ratio backfill / index is the issue's figure (<= 1.2x). The daemon looks at backfills
+The ratio backfill / index is the figure the project's target is set on (<= 1.2x). The daemon looks at backfills
 every 30 s (``DEFAULT_DAEMON_INTERVAL_SECONDS``, a Dagster constant) and the corpus assets can
 only be requested once the per-document run has finished, so a backfill carries at least one
 daemon interval more than ``edaqa index``; the webserver's start-up is not counted.

@@ -137,7 +137,7 @@ def test_indexing_a_manual_with_the_model_finishes_in_minutes(
         monkeypatch.setenv(name, value)
     log = smollm2_log
     start = len(log.read_text(errors="replace"))
-    # one manual (the case was two small manuals taking over 20 minutes): every LLM
+    # one manual (a build of two small manuals once took over 20 minutes): every LLM
     # task of the core build runs on it, with every per-task budget; two manuals (cts.md +
     # pdn.md) took 426 s under load, twice this test's time, and kept CI over 30 min; the whole
     # sample corpus is the same work x9 (benchmarks/llm_latency.py measures it)

@@ -1,4 +1,4 @@
-"""Datasheet chunk ids (issue 19): unique and stable whatever the whitespace of the text.
+"""Datasheet chunk ids: unique and stable whatever the whitespace of the text.
 
 ``stable_id`` hashes whitespace-normalised text, so the duplicate counter that tells equal
 chunks apart must count normalised text too: the IHP I/O datasheet repeats one heading on

@@ -1,4 +1,4 @@
-"""``edaqa index`` over the real datasheet corpus (issue 19): every PDF indexes, none fails.
+"""``edaqa index`` over the real datasheet corpus: every PDF indexes, none fails.
 
 Runs ``edaqa_pipeline.cli.index.index_corpus`` (the function behind ``edaqa index``: Dagster,
 the IO manager, every blocking check) on ``../shared/corpus/datasheets`` -- four PDFs and the

@@ -1,4 +1,4 @@
-"""The paper's LLM path and evaluation (issue 19): refinement by in-batch index and name, MERGE
+"""The paper's LLM path and evaluation: refinement by in-batch index and name, MERGE
 of compatible units, non-convergence reported, the one-shot baseline, normalisation, inter-graph
 completeness both ways, and -- against the real SmolLM2 server -- the same evaluation with a
 model judging (plumbing and validation; SmolLM2-135M's judgements are not meant to be good)."""

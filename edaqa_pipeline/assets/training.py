@@ -11,7 +11,7 @@
   points at it. Versioned by the training-data hash: when the pairs (and the unit texts they
   use) and the config are unchanged, the existing adapter and card are returned, not retrained.
 * ``tuned_embeddings``: every chunk and unit summary in the tuned space (Parquet), so that
-  ``fa_hybrid_tuned`` does not re-encode the corpus per query session.
+  ``fa_hybrid_tuned`` never re-encodes the corpus to answer a query.
 
 Materialised by the ``train_encoder`` job (``edaqa index --with train``, or ``edaqa train`` on
 an indexed storage root); no automation condition, since a retrain is an explicit decision.
@@ -34,8 +34,9 @@ from pydantic import Field
 
 from edaqa_pipeline.assets.units import ALL_PARTITIONS
 from edaqa_pipeline.checks import problems_result
+from edaqa_pipeline.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.model import CHUNKS_SCHEMA
-from edaqa_pipeline.resources import CorpusParquetIOManager, LLMResource, PipelineSettings
+from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.storage.hashing import content_hash
 from edaqa_pipeline.training.config import TrainConfig
 from edaqa_pipeline.training.pairs import split_problems

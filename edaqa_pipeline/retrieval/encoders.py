@@ -25,7 +25,7 @@ Backend: ONNX Runtime (``onnx_encoder``: the same model exported locally once, v
 against PyTorch, vectors equal to 2e-7), for stored vectors and queries alike; PyTorch when
 ONNX Runtime is off (``EDAQA_ENCODER_BACKEND=torch``) or the export fails. Measured on 2 cores
 for 407 chunk-sized texts, each alone: 7.1 s on ONNX Runtime, 12.4 s on PyTorch, against
-13.8 s for sentence-transformers' own batched ``encode`` (the floor of issue 16). A process
+13.8 s for sentence-transformers' own batched ``encode`` (the floor a build is measured against). A process
 whose export is validated (its sidecar) never imports torch to encode: a re-index of one
 document neither.
 

@@ -5,7 +5,7 @@ project's encodings are small passes. A question is one short text: 12.4 ms with
 4.3 ms with ONNX Runtime (2 cores, quiet, all-MiniLM-L6-v2). A stored vector is one text
 encoded alone (``encoders``' docstring: a vector must be a function of its text, so no
 batch): 407 chunk-sized texts took 7.1 s on ONNX Runtime against 12.4 s with PyTorch and
-13.8 s for sentence-transformers' own batched ``encode`` (the floor issue 16 measures
+13.8 s for sentence-transformers' own batched ``encode`` (the floor a build is measured
 against), vectors equal to 1.9e-7. Int8 dynamic quantisation was 1.75x faster on batches but
 moved the vectors (mean cosine 0.94 to fp32), so it is not used.
 

@@ -21,11 +21,21 @@ from edaqa_pipeline.graphs.elements.intent import Policy
 
 @dataclass(frozen=True)
 class ExpansionLimits:
-    """How far expansion reaches (module docstring)."""
+    """How far expansion reaches (module docstring). TechDocRAG (paper 003) bounds expansion
+    only by the hops of its intent policies (Table 1, ``intent.POLICIES``); these limits were
+    set once, before any evaluation, and are not tuned. ``techdoc`` and EDAQA's element path
+    both use the defaults."""
 
     fanout: int = 8
+    """Neighbours taken per element and hop (same document, then nearest in reading order
+    first), so that a hub named on hundreds of elements cannot flood the candidates. Not
+    tuned."""
     hop_decay: float = 0.5
+    """Factor on RelScore per hop (RelScore = normalised seed score x hop_decay ** hops): an
+    element one hop from its seed counts half as much. Not tuned."""
     max_expanded: int = 300
+    """Most elements expansion holds in all, seeds included: a bound on the rerank's work.
+    Not tuned."""
 
 
 class Reached(NamedTuple):

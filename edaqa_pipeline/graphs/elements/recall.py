@@ -29,13 +29,25 @@ from edaqa_pipeline.graphs.elements.index import ElementIndex
 
 @dataclass(frozen=True)
 class RecallWeights:
-    """The numbers of equation 9 (module docstring)."""
+    """The numbers of equation 9 (module docstring). TechDocRAG (paper 003) gives no values for
+    lam_1..lam_3; these were set once, before any evaluation, and are not tuned. ``techdoc``
+    and EDAQA's element path both use the defaults."""
 
     lexical: float = 1.0
+    """lam_1, weight of the BM25 score over the identifier view (divided by the query's best
+    score), the largest of the three. Not tuned."""
     identifier: float = 0.5
+    """lam_2, weight of IdMatch (share of the query's identifiers the element carries). Not
+    tuned."""
     meta: float = 0.3
+    """lam_3, weight of MetaMatch (share of the query's tokens in section path, document name,
+    version label). Not tuned."""
     lexical_depth: int = 50
+    """BM25 candidates considered before scoring (every element carrying a matched identifier
+    is added to them). Not tuned."""
     postings_cap: int = 500
+    """Most elements one matched identifier contributes: an identifier on thousands of
+    elements is no evidence of any one of them. Not tuned."""
 
 
 def lexical_scores(index: ElementIndex, query_tokens: Sequence[str], depth: int) -> dict[int, float]:

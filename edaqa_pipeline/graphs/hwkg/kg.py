@@ -63,11 +63,23 @@ PAPER_TEMPERATURE = 0.2
 
 @dataclass
 class KGConfig:
+    """How one document's graph is built (module docstring). The paper (002) fixes the
+    iterations and the temperature; it gives no batch sizes, and the rest is not tuned."""
+
     iterations: int = 3
+    """Refine-then-reroute iterations after the first routing: the paper's three, "a practical
+    tradeoff between refinement quality and runtime" (section I-D, Fig. 2)."""
     route_batch: int = 20
+    """Properties per routing (and rerouting) query. The paper gives no size; not tuned."""
     refine_batch: int = 30
+    """Properties of one block per refinement query. The paper gives no size; not tuned."""
     max_chain: int = 2
-    temperature: float = PAPER_TEMPERATURE  # the paper's, for every model call
+    """Offline routing: at most this many section headings become blocks below the matched
+    skeleton block (the matched heading and the leaf; with no match, the last ones under
+    "General"). Not tuned."""
+    temperature: float = PAPER_TEMPERATURE
+    """Sampling temperature of every model call: the paper's 0.2 (section IV, GPT-5.4 at
+    temperature 0.2)."""
 
 
 @dataclass
