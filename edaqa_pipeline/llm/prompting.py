@@ -1,8 +1,10 @@
 """Helpers that keep document text in its place inside a prompt.
 
 Document text is untrusted data: a PDF can contain "ignore previous instructions". Tasks put it
-between explicit tags and say so in the system prompt; ``delimit`` also neutralises a closing tag
-inside the text so a document cannot end its own data block and continue as instructions.
+between explicit tags and say so in the system prompt; ``delimit`` also neutralises the tag
+inside the text, closing and opening alike, so a document can neither end its own data block
+and continue as instructions nor forge a block of its own (``<evidence id="E1">`` in a
+document's text is shown as ``&lt;evidence id="E1">``). Attribute values are escaped too.
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ DATA_NOT_INSTRUCTIONS = (
 )
 
 
+def _attribute(value: str | int) -> str:
+    """An attribute value that cannot end its quotes or open a tag."""
+    text = " ".join(str(value).split())
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def delimit(text: str, tag: str = "document", **attrs: str | int) -> str:
-    """Wrap ``text`` in ``<tag attr="...">...</tag>`` with inner closing tags escaped."""
+    """Wrap ``text`` in ``<tag attr="...">...</tag>``, the tag escaped inside ``text``."""
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", tag):
         raise ValueError(f"invalid tag name: {tag!r}")
     safe = re.sub(rf"</\s*{re.escape(tag)}\s*>", f"<\\/{tag}>", text, flags=re.IGNORECASE)
-    attr_text = "".join(
-        f' {key}="{str(value).replace(chr(34), "&quot;")}"' for key, value in attrs.items()
-    )
+    safe = re.sub(rf"<(?=\s*{re.escape(tag)}\b)", "&lt;", safe, flags=re.IGNORECASE)
+    attr_text = "".join(f' {key}="{_attribute(value)}"' for key, value in attrs.items())
     return f"<{tag}{attr_text}>\n{safe}\n</{tag}>"
