@@ -81,6 +81,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return 0
     print(f"Q: {args.question}\n\n{record['answer']}\n")
+    for reason in record.get("retrieval_fallbacks", ()):
+        print(f"note: {reason}", file=sys.stderr)
     if "fallback_reason" in record:
         print(f"note: {record['fallback_reason']}; answered extractively", file=sys.stderr)
     tokens = record["tokens"]

@@ -220,7 +220,7 @@ def answer_question(
         except LLMError as exc:
             if offline:
                 raise
-            reason = f"the model failed ({exc.cause or 'error'}): {str(exc).splitlines()[0][:300]}"
+            reason = exc.one_line()
             abstain, kept, dropped = _llm_answer(question, numbered, OfflineClient())
             answerer = "extractive"
         if usage.fallbacks and not offline:  # a client with an offline fallback answered

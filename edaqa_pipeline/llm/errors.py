@@ -28,6 +28,10 @@ class LLMError(RuntimeError):
         self.attempts = attempts
         self.cause = cause
 
+    def one_line(self) -> str:
+        """What a user is told when a model step falls back: the cause and the first line."""
+        return f"the model failed ({self.cause or 'error'}): {str(self).splitlines()[0][:300]}"
+
 
 def redact(text: str, *secrets: str | None) -> str:
     """Replace every occurrence of each non-trivial secret in ``text`` with ``***``."""

@@ -143,8 +143,10 @@ class EdaqaService:
         answer = answer_question(question, list(result.items), answerer)
         answer_ms = (time.perf_counter() - started) * 1000
         ids = {n.item.evidence_id: n.id for n in answer.evidence}
+        fallbacks = list(result.trace.get("model_fallbacks", ()))  # model steps of the retrieval
         return {
             "question": question, "method": method, **answer.to_json(),
+            **({"retrieval_fallbacks": fallbacks} if fallbacks else {}),
             "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
             "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}),
                           **e.to_json()} for e in result.items],

@@ -57,6 +57,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from edaqa_pipeline.llm import LLMError
 from edaqa_pipeline.text.identifiers import MESSAGE_ID, canonical, label_refs, query_identifiers
 from edaqa_pipeline.text.tokens import tokens as search_tokens
 
@@ -185,6 +186,7 @@ class QueryAnalysis:
     intent: str
     policy: Policy
     tokens: tuple[str, ...]
+    fallback: str = ""  # why the model's analysis was not used (the rules answered), else ""
 
 
 class QueryIntent(BaseModel):
@@ -222,19 +224,26 @@ def register_query_task() -> None:
 
 def analyze(query: str, llm: Any = None) -> QueryAnalysis:
     """Identifiers, tokens and intent of ``query`` (rules; the LLM layer when ``llm`` is a
-    non-offline ``LLMClient``)."""
+    non-offline ``LLMClient``). A model that fails (an error, or output that does not
+    validate) leaves the rules' analysis, and ``fallback`` says why in one line."""
     identifiers = query_identifiers(query)
     intent = rule_intent(query)
+    fallback = ""
     if llm is not None and getattr(llm, "provider", "offline") != "offline":
         register_query_task()
-        result = llm.complete_structured(QUERY_TASK, {"query": query}, QueryIntent)
-        intent = result.intent
-        named = [c for c in (canonical(i) for i in result.identifiers) if c]
-        identifiers = list(dict.fromkeys([*identifiers, *named]))
+        try:
+            result = llm.complete_structured(QUERY_TASK, {"query": query}, QueryIntent)
+        except LLMError as exc:
+            fallback = f"query analysis by rules: {exc.one_line()}"
+        else:
+            intent = result.intent
+            named = [c for c in (canonical(i) for i in result.identifiers) if c]
+            identifiers = list(dict.fromkeys([*identifiers, *named]))
     return QueryAnalysis(
         query=query,
         identifiers=tuple(identifiers),
         intent=intent,
         policy=POLICIES[intent],
         tokens=tuple(search_tokens(query)),
+        fallback=fallback,
     )

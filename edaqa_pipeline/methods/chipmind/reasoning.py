@@ -75,8 +75,10 @@ class _Context:
     steps: list[tuple[EvidenceItem, ...]] = field(default_factory=list)
     trace_steps: list[dict[str, Any]] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
+    model_fallbacks: list[str] = field(default_factory=list)  # one line per model step that fell back
 
     def integrate(self, search: KGSearch, step: Step, iteration: int, label: str) -> int:
+        self.model_fallbacks.extend(step.model_fallbacks)
         new = [n for n in step.kept if n not in self.scores]
         for n in new:
             self.gathered.append(n)
@@ -177,6 +179,7 @@ class ReasoningLoop:
                     GENERATIVE_TEMPERATURE)
             except LLMError as exc:
                 record["error"] = str(exc)
+                ctx.model_fallbacks.append(f"the reasoning loop stopped: {exc.one_line()}")
                 return "llm_error"
             target = self._target(s.anchor_type, s.anchor_entity)
             record.update(sub_query=s.query, aspect=s.aspect, target_anchor=list(target))
@@ -212,6 +215,7 @@ class ReasoningLoop:
         except LLMError as exc:
             target = ("any", "")
             reasoning.append({"iteration": 0, "error": str(exc)})
+            ctx.model_fallbacks.append(f"no target anchor (any passage is compatible): {exc.one_line()}")
         graph_s += self._retrieve(ctx, query, vec_of[query], target, k, 0, "chipmind")[1]
         loop = _Loop(query=query, clauses=clauses, identifiers=identifiers, known=known)
         stop = self._iterate(ctx, loop, vec_of, k, reasoning) if cfg.iterate else "no_iteration"
@@ -225,6 +229,7 @@ class ReasoningLoop:
                                 AnswerOut, GENERATIVE_TEMPERATURE)
         except LLMError as exc:
             reasoning.append({"synthesize_error": str(exc)})
+            ctx.model_fallbacks.append(f"no synthesized answer: {exc.one_line()}")
         items = tuple(search.item(n, ctx.scores[n], ctx.paths[n]) for n in ctx.gathered[:k])
         all_ids = list(dict.fromkeys(c for s in ctx.trace_steps for c in s["candidates"]))
         trace = {
@@ -234,6 +239,7 @@ class ReasoningLoop:
             "reasoning": reasoning, "stop_reason": stop, "answer": answer.answer, "answer_cited": answer.cited,
             "llm_provider": search.llm.provider, "all_retrieved": all_ids,
             "n_all_retrieved": len(all_ids), "returned": len(items),
+            "model_fallbacks": list(dict.fromkeys(ctx.model_fallbacks)),
         }
         total = (time.perf_counter() - t0) * 1000
         timings = {"encode": (t_enc - t0) * 1000, "graph": graph_s * 1000, "llm": self.llm_ms, "total": total}

@@ -17,7 +17,8 @@ import numpy as np
 
 from edaqa_pipeline.graphs.chipkg.graph import KGGraph
 from edaqa_pipeline.graphs.chipkg.passages import PassageRanker
-from edaqa_pipeline.methods.chipmind.adaptive import adaptive_k
+from edaqa_pipeline.llm import LLMError
+from edaqa_pipeline.methods.chipmind.adaptive import adaptive_k, summary_embedding
 from edaqa_pipeline.methods.chipmind.anchors import compatible
 from edaqa_pipeline.methods.chipmind.config import GENERATIVE_TEMPERATURE, ChipMindConfig
 from edaqa_pipeline.methods.chipmind.tasks import SummaryOut
@@ -38,6 +39,7 @@ class Step:
     fell_back: bool
     scores: dict[int, float] = field(default_factory=dict)
     llm_ms: float = 0.0  # time in the belief-state summaries (model mode)
+    model_fallbacks: list[str] = field(default_factory=list)  # why a model step fell back
 
 
 @dataclass
@@ -90,19 +92,27 @@ class KGSearch:
         shared ``graphs.chipkg.passages`` ranking with this config's seeds)."""
         return self.passages.rank(qvec, query, depth, self.config.seeds)
 
-    def summarize(self, query: str, items: Sequence[int], spent: list[float]) -> np.ndarray:
+    def summarize(self, query: str, qvec: np.ndarray, items: Sequence[int], spent: list[float],
+                  notes: list[str]) -> np.ndarray:
         """Algorithm 1's belief-state summary with a model: the summary text's embedding
-        (milliseconds appended to ``spent``)."""
+        (milliseconds appended to ``spent``). A model that fails gives the extractive summary
+        instead (as offline), and one line on why joins ``notes``."""
         started = time.perf_counter()
-        out = self.llm.complete_structured(
-            "chipmind_summary", {"query": query, "passages": [self.text(i) for i in items], "sentences": [],
-                                 "m": self.config.summary_sentences},
-            SummaryOut, temperature=GENERATIVE_TEMPERATURE)
-        spent.append((time.perf_counter() - started) * 1000)
+        try:
+            out = self.llm.complete_structured(
+                "chipmind_summary", {"query": query, "passages": [self.text(i) for i in items],
+                                     "sentences": [], "m": self.config.summary_sentences},
+                SummaryOut, temperature=GENERATIVE_TEMPERATURE)
+        except LLMError as exc:
+            notes.append(f"belief-state summary fell back to the extractive one: {exc.one_line()}")
+            units = np.concatenate([self.units(i) for i in items]) if items else np.zeros((0, qvec.shape[0]), np.float32)
+            return summary_embedding(units, qvec, self.config.summary_sentences)
+        finally:
+            spent.append((time.perf_counter() - started) * 1000)
         return self.snapshot.base.encode([out.summary])[0]
 
     def cut(self, ranked: list[int], qvec: np.ndarray, query: str, k: int,
-            spent: list[float]) -> tuple[list[int], list[float]]:
+            spent: list[float], fallbacks: list[str]) -> tuple[list[int], list[float]]:
         """AdaptiveKRetrieve: Algorithm 1 over the ranked passages (fixed K when disabled)."""
         cfg = self.config
         if not cfg.adaptive_k:
@@ -112,7 +122,8 @@ class KGSearch:
             ranked, lambda items: np.concatenate([self.units(i) for i in items]) if items else empty,
             qvec, k0=cfg.k0, delta_k=cfg.delta_k, tau=cfg.tau, k_max=min(cfg.k_max, k),
             m=cfg.summary_sentences,
-            summarize=(lambda items: self.summarize(query, items, spent)) if self.uses_model else None,
+            summarize=(lambda items: self.summarize(query, qvec, items, spent, fallbacks))
+            if self.uses_model else None,
         )
 
     def compatible(self, node: int, target: tuple[str, str], also: tuple[str, ...] = ()) -> bool:
@@ -145,7 +156,9 @@ class KGSearch:
         ranked = self.rank(qvec, query, depth)
         top = max((s for _, s in ranked), default=1.0) or 1.0
         spent: list[float] = []
-        cand, migs = self.cut([n for n, _ in ranked], qvec, query, k, spent)
+        fallbacks: list[str] = []
+        cand, migs = self.cut([n for n, _ in ranked], qvec, query, k, spent, fallbacks)
         kept, fell_back = self.filter(cand, target, also)
         scores = {n: s / top for n, s in ranked}
-        return Step(query, target, also, cand, kept, migs, fell_back, scores, sum(spent))
+        return Step(query, target, also, cand, kept, migs, fell_back, scores, sum(spent),
+                    list(dict.fromkeys(fallbacks)))

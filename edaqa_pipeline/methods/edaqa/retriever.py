@@ -259,7 +259,8 @@ class EdaqaRetriever:
         t, timings["packing"] = lap(t)
         timings["total"] = (t - started) * 1000
         trace = {"paths": {n: len(v) for n, v in paths.items()}, "element_items": len(elements),
-                 "trained_encoder": self.trained, "intent": analysis.intent, "identifiers": ids}
+                 "trained_encoder": self.trained, "intent": analysis.intent, "identifiers": ids,
+                 "model_fallbacks": [analysis.fallback] if analysis.fallback else []}
         return Retrieval(self.name, query, tuple(items), trace=trace, timings_ms=timings)
 
 

@@ -97,6 +97,7 @@ def trace_of(index: ElementIndex, analysis: QueryAnalysis, seeds: list[tuple[int
     """What one query did, as JSON-able data (``Retrieval.trace``)."""
     return {
         "intent": analysis.intent,
+        "model_fallbacks": [analysis.fallback] if analysis.fallback else [],
         "identifiers": list(analysis.identifiers),
         "recalled": [[index.ids[i], round(s, 6)] for i, s in seeds],
         "expanded": expanded,
