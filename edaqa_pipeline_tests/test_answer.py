@@ -195,7 +195,7 @@ def test_invalid_claims_are_reasked_once_then_dropped(scripted_server):
 
     assert server.request_count == 2
     fix_prompt = server.requests[1]["messages"][-1]["content"]
-    assert "E9" in fix_prompt and "50 does not occur" in fix_prompt
+    assert "E9" in fix_prompt and "50 not stated" in fix_prompt
     assert [c.text for c in answer.claims] == [
         "The default of `-sink_clustering_size` is `20`.",
         "Sink clustering is enabled with `-sink_clustering_enable`.",

@@ -59,7 +59,7 @@ def test_an_obedient_model_cannot_change_the_validated_answer(scripted_server):
     assert [(d["text"], d["evidence"]) for d in under_attack.dropped] == [
         (c["text"], c["evidence"]) for c in OBEYED[1:]]
     reasons = " | ".join(d["reason"] for d in under_attack.dropped)
-    for problem in ("64 does not occur", "cites E7", "-sink_max_fanout does not occur", "in the text of E2"):
+    for problem in ("64 not stated", "cites E7", "-sink_max_fanout not stated", "code line of E2"):
         assert problem in reasons
     assert "E7" not in under_attack.text and "64" not in under_attack.text
     # the document reached the model as delimited data: its fake closing tag was escaped

@@ -37,13 +37,16 @@ class Fixed:
 
 
 def test_citation_scores_follow_alce():
-    texts = {"E1": "the default is 20", "E2": "global_route routes"}
+    from edaqa_pipeline.generation.evidence import NumberedEvidence
+
+    texts = {"E1": "The default is 20.", "E2": "The global_route command routes the design."}
+    items = {i: NumberedEvidence(i, EvidenceItem("", "x.md", t, 1.0, "t", 1, 1)) for i, t in texts.items()}
     claims = [{"text": "The default is 20.", "evidence_ids": ["E1"]},  # supported, precise
               {"text": "The default is 20.", "evidence_ids": ["E1", "E2"]},  # E2 superfluous
               {"text": "The default is 30.", "evidence_ids": ["E1"]}]  # not supported
-    scores = citation_scores(claims, texts)
+    scores = citation_scores(claims, items)
     assert scores == {"citation_recall": pytest.approx(2 / 3), "citation_precision": pytest.approx(2 / 4)}
-    assert citation_scores([], texts) is None
+    assert citation_scores([], items) is None
     assert abstention_scores(True, True) == {"abstain_gold_in_context": 1.0}
     assert abstention_scores(False, False) == {"abstain_gold_missing": 0.0}
     assert abstention_scores(True, None) == {}

@@ -8,9 +8,12 @@ Citation metrics follow ALCE (Gao et al. 2023), per question over the answer's c
   relevant when the claim is entailed by its citations and the citation is not superfluous:
   it entails the claim alone, or the claim's other citations without it do not.
 
-Entailment is the lexical check of ``generation.claims.supported`` offline, and the judge's
-``claim_support`` task when a judge is configured. An answer without claims ("not in the
-documents") has no citation metrics.
+Entailment is the strict claim verifier offline (``generation.verify``: one sentence, row or
+code line of the cited items states every identifier, number and value of the claim), and
+the judge's ``claim_support`` task when a judge is configured. Offline, an extractive
+answer's claims are quotes of such units, so its citation figures are true by construction;
+they measure a model's claims. An answer without claims ("not in the documents") has no
+citation metrics.
 
 Abstention: an answer abstains when it says "not in the documents". Its rate is reported
 separately for questions whose gold evidence was in the answerer's context and those whose
@@ -23,30 +26,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from edaqa_pipeline.generation.claims import supported
+from edaqa_pipeline.generation.evidence import NumberedEvidence
+from edaqa_pipeline.generation.verify import verify_claim
 
-Entails = Callable[[str, Sequence[str]], bool]
+Entails = Callable[[str, Sequence[NumberedEvidence]], bool]
 
 
-def lexical_entails(claim: str, texts: Sequence[str]) -> bool:
-    return supported(claim, "\n".join(texts))
+def strict_entails(claim: str, items: Sequence[NumberedEvidence]) -> bool:
+    """The claim verifier's verdict: one unit of ``items`` states all that the claim names."""
+    return verify_claim(claim, [(n.id, n.units()) for n in items]).verified
 
 
 def citation_scores(
     claims: Sequence[Mapping[str, Any]],
-    texts_by_id: Mapping[str, str],
-    entails: Entails = lexical_entails,
+    items_by_id: Mapping[str, NumberedEvidence],
+    entails: Entails = strict_entails,
 ) -> dict[str, float] | None:
     """``{"citation_recall", "citation_precision"}`` of one answer's claims, None without claims.
 
-    Each claim is ``{"text", "evidence_ids"}``; ``texts_by_id`` maps evidence ids (E1...) to
-    the text of the items the answerer was given.
+    Each claim is ``{"text", "evidence_ids"}``; ``items_by_id`` maps evidence ids (E1...) to
+    the items the answerer was given.
     """
     if not claims:
         return None
     n_supported = relevant = total = 0
     for claim in claims:
-        texts = [texts_by_id[i] for i in claim["evidence_ids"] if i in texts_by_id]
+        texts = [items_by_id[i] for i in claim["evidence_ids"] if i in items_by_id]
         total += len(claim["evidence_ids"])
         if not texts or not entails(claim["text"], texts):
             continue

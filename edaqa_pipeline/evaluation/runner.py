@@ -36,7 +36,7 @@ from edaqa_pipeline.evaluation.atomic import Embed, MemoEmbed, atomic_rouge
 from edaqa_pipeline.evaluation.citations import (
     abstention_scores,
     citation_scores,
-    lexical_entails,
+    strict_entails,
 )
 from edaqa_pipeline.evaluation.judge import AnswerJudge
 from edaqa_pipeline.evaluation.qa import QAItem
@@ -100,9 +100,11 @@ def answer_scores(
 ) -> dict[str, float]:
     """Citation recall/precision, abstention and the answer's own counts (see the module doc)."""
     out: dict[str, float] = {}
-    texts = {n.id: n.item.text for n in answer.evidence}
+    items = {n.id: n for n in answer.evidence}
     claims = [{"text": c.text, "evidence_ids": c.evidence_ids} for c in answer.claims]
-    cited = citation_scores(claims, texts, judge.entails if judge is not None else lexical_entails)
+    entails = strict_entails if judge is None else (
+        lambda claim, cited: judge.entails(claim, [n.item.text for n in cited]))
+    cited = citation_scores(claims, items, entails)
     if cited is not None:
         out.update(cited)
     gold = scores.get(f"ref_recall{BUDGET_SUFFIX}")

@@ -6,12 +6,13 @@ eval``, ``edaqa serve``):
 1. the items are packed under the 2,048-token budget and numbered E1..En (``evidence.py``);
 2. the ``grounded_answer`` task runs on ``llm`` (the offline rules when None: the extractive
    answer through the same interface);
-3. every claim is verified (``claims.py``): each cited id must be one of the items given, and
-   every number and identifier of the claim must occur in the text of the items it cites;
+3. every claim is verified (``verify.py``): each cited id must be one of the items given, and
+   one sentence, table row or code line of a cited item must state every identifier,
+   number (with its unit) and quoted value the claim names;
 4. claims that fail are sent back once (``grounded_answer_fix``) with the reason; those that
    fail again are dropped and reported in ``Answer.dropped``, never shown;
-5. the answer is rendered with citations inline, narrowed to the lines that hold the claim:
-   ``... defaults to 20 [cts.md:L72-L74]``.
+5. the answer is rendered with citations inline, narrowed to the lines of the unit that
+   states the claim: ``... defaults to 20 [cts.md:L73]``.
 
 A model failure (``LLMError``) falls back to the extractive answer and says why in
 ``Answer.reason``; ``Answer.answerer`` says which answerer produced the text.
@@ -23,15 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edaqa_pipeline.generation.claims import (
-    best_lines,
-    clean_claim,
-    support,
-    ungrounded_terms,
-)
+from edaqa_pipeline.generation.claims import clean_claim, ungrounded_terms
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
 from edaqa_pipeline.generation.extractive import question_frame
 from edaqa_pipeline.generation.grounded import FIX_TASK, TASK, Claim, GroundedAnswer
+from edaqa_pipeline.generation.verify import SUPPORT_THRESHOLD, Verdict, verify_claim
 from edaqa_pipeline.llm import LLMClient, LLMError, OfflineClient, Usage, track_usage
 from edaqa_pipeline.model import EvidenceItem
 
@@ -45,12 +42,10 @@ class AnswerClaim:
     text: str
     evidence_ids: tuple[str, ...]
     citations: tuple[str, ...]
-    support: float  # lexical entailment by the cited text (claims.support)
+    support: float  # share of the claim's words in the unit it rests on (verify.unit_support)
 
     @property
     def supported(self) -> bool:
-        from edaqa_pipeline.generation.claims import SUPPORT_THRESHOLD
-
         return self.support >= SUPPORT_THRESHOLD
 
     def rendered(self) -> str:
@@ -114,32 +109,26 @@ def _evidence_inputs(question: str, numbered: Sequence[NumberedEvidence]) -> dic
     return {"question": question, "evidence": [n.as_input() for n in numbered]}
 
 
-def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
-    """Why ``claim`` fails verification ("" when it passes)."""
+def verdict_of(claim: Claim, by_id: dict[str, NumberedEvidence]) -> Verdict:
+    """The verifier's verdict on ``claim`` against the items it cites (``verify.py``)."""
     ids = list(dict.fromkeys(e.strip() for e in claim.evidence))
     unknown = [i for i in ids if i not in by_id]
     if unknown:
-        return f"cites {', '.join(unknown)}, which is not among the evidence ids {', '.join(by_id)}"
-    text = clean_claim(claim.text)
-    if not text:
-        return "the claim is empty"
-    cited = "\n".join(by_id[i].item.text for i in ids)
-    missing = ungrounded_terms(text, cited)
-    if missing:
-        return f"{', '.join(missing)} does not occur in the text of {', '.join(ids)}"
-    return ""
+        return Verdict(False, f"cites {', '.join(unknown)}, which is not among the evidence ids "
+                              f"{', '.join(by_id)}")
+    return verify_claim(claim.text, [(i, by_id[i].units()) for i in ids])
 
 
-def _verified(claim: Claim, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
-    ids = tuple(dict.fromkeys(e.strip() for e in claim.evidence))
-    text = clean_claim(claim.text)
-    citations = []
-    for i in ids:
-        numbered = by_id[i]
-        span = best_lines(text, [line for _, line in numbered.lines()])
-        citations.append(numbered.citation(*span) if span else numbered.citation())
-    cited = "\n".join(by_id[i].item.text for i in ids)
-    return AnswerClaim(text, ids, tuple(dict.fromkeys(citations)), support(text, cited))
+def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
+    """Why ``claim`` fails verification ("" when it passes)."""
+    return verdict_of(claim, by_id).reason
+
+
+def _verified(claim: Claim, verdict: Verdict, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
+    """The claim as shown: cited by the items its units come from, narrowed to their lines."""
+    citations = [by_id[b.evidence_id].citation(b.unit.first, b.unit.last) for b in verdict.bindings]
+    ids = tuple(dict.fromkeys(b.evidence_id for b in verdict.bindings))
+    return AnswerClaim(clean_claim(claim.text), ids, tuple(dict.fromkeys(citations)), verdict.support)
 
 
 def _verify_all(
@@ -149,11 +138,11 @@ def _verify_all(
     failed: list[tuple[Claim, str]] = []
     seen: set[str] = set()
     for claim in claims:
-        problem = check_claim(claim, by_id)
-        if problem:
-            failed.append((claim, problem))
+        verdict = verdict_of(claim, by_id)
+        if not verdict.verified:
+            failed.append((claim, verdict.reason))
             continue
-        verified = _verified(claim, by_id)
+        verified = _verified(claim, verdict, by_id)
         if verified.text.lower() not in seen:  # a model may repeat a claim
             seen.add(verified.text.lower())
             kept.append(verified)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from edaqa_pipeline.generation.units import TextUnit, text_units
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.line_structure import line_kinds_of, source_lines
 from edaqa_pipeline.retrieval.packing import pack_to_budget
@@ -48,6 +49,10 @@ class NumberedEvidence:
         if start is None or end is None:
             return item.citation()
         return f"{item.doc}:L{start}" if start == end else f"{item.doc}:L{start}-L{end}"
+
+    def units(self) -> list[TextUnit]:
+        """The item's sentences, table rows and code lines (what one claim can rest on)."""
+        return text_units(self.item.text, line_kinds_of(self.item), pdf=self.item.page is not None)
 
     def as_input(self) -> dict[str, Any]:
         """What the prompt shows for this item (``id``, ``citation``, ``text``) and what the

@@ -1,0 +1,101 @@
+"""A claim's key terms and how they are found in a unit of evidence (``verify.py``).
+
+Key terms are what a reader acts on: the identifiers a claim names (``text.identifiers``),
+its numbers with their units (``text.quantities``), the literals it quotes in backticks and
+its upper-case or boolean values. ``names`` finds an identifier only as a whole identifier;
+``unit_support`` and ``phrase_support`` measure how much of the claim's other wording a unit
+shares, word by word and pair by pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
+
+from edaqa_pipeline.generation.claims import clean_claim
+from edaqa_pipeline.generation.units import TextUnit
+from edaqa_pipeline.text.identifiers import extract_identifiers
+from edaqa_pipeline.text.quantities import NUMBER, unit_at
+from edaqa_pipeline.text.tokens import content_terms
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_UPPER = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{2,}|[Tt]rue|[Ff]alse)(?![\w-])")
+
+
+@dataclass(frozen=True)
+class ClaimTerms:
+    """What a claim states that a unit must hold (module docstring)."""
+
+    identifiers: tuple[str, ...]
+    numbers: tuple[tuple[str, str], ...]  # (number, normalised unit or "")
+    literals: tuple[str, ...]  # backticked literals and upper-case values, not identifiers
+
+    @property
+    def empty(self) -> bool:
+        return not (self.identifiers or self.numbers or self.literals)
+
+
+@lru_cache(maxsize=4096)
+def claim_terms(text: str) -> ClaimTerms:
+    text = clean_claim(text)
+    identifiers = tuple(dict.fromkeys(extract_identifiers(text)))
+    numbers = tuple(dict.fromkeys((m.group(1), unit_at(text, m.end())) for m in NUMBER.finditer(text)))
+    named = {i.lower() for i in identifiers} | {n for n, _ in numbers}
+    literals = [m.group(1).strip() for m in _BACKTICKED.finditer(text)]
+    literals += [m.group(1) for m in _UPPER.finditer(text)]
+    kept = tuple(dict.fromkeys(x for x in literals if x and x.lower() not in named
+                               and not any(x.lower() in i.lower() for i in identifiers)
+                               and not NUMBER.fullmatch(x)))
+    return ClaimTerms(identifiers, numbers, kept)
+
+
+def whole(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=16384)
+def identifiers_of(text: str) -> frozenset[str]:
+    return frozenset(extract_identifiers(text)) | frozenset(extract_identifiers(text, code=True))
+
+
+def names(ident: str, text: str) -> bool:
+    """Whether ``text`` names identifier ``ident`` as a whole identifier."""
+    if ident in identifiers_of(text) or whole(ident).search(text):
+        return True
+    if " -" in ident:  # "cmd -option": both, each whole
+        command, _, option = ident.partition(" -")
+        return bool(whole(command).search(text) and whole("-" + option).search(text))
+    return False
+
+
+def unit_support(claim: str, unit: TextUnit) -> float:
+    """Share of the claim's content words, the words of the identifiers it names left out,
+    that the unit (with its table header and headings) contains; 1.0 for a code line (code
+    states its facts in names and numbers, not in words)."""
+    if unit.kind == "code":
+        return 1.0
+    named = set(content_terms(" ".join(claim_terms(claim).identifiers)))
+    words = [w for w in content_terms(claim) if w not in named]
+    if not words:
+        return 1.0
+    present = set(content_terms(" ".join((unit.text, unit.header, *unit.headings))))
+    return sum(w in present for w in words) / len(words)
+
+
+def phrase_support(claim: str, unit: TextUnit) -> float:
+    """Share of the word pairs of the claim (its identifiers' words left out) that follow one
+    another in the unit too: two rows may share a claim's words, only one its phrasing."""
+    named = set(content_terms(" ".join(claim_terms(claim).identifiers)))
+    words = [w for w in _ordered_terms(claim) if w not in named]
+    pairs = set(pairwise(words))
+    if not pairs:
+        return 0.0
+    theirs = _ordered_terms(unit.text)
+    return len(pairs & set(pairwise(theirs))) / len(pairs)
+
+
+def _ordered_terms(text: str) -> list[str]:
+    """The content words of ``text`` in order (repeats kept)."""
+    return [t for word in re.findall(r"[\w.-]+", text) for t in content_terms(word)]

@@ -1,0 +1,92 @@
+"""The claim verifier accepts what one unit of the cited evidence states and rejects the rest.
+
+A fixed sample: every claim ``benchmarks/verify_claims.py`` derives from the repository's
+sample corpus (its manuals and its datasheet PDF, parsed and chunked as ``edaqa index``
+does), true ones and their tampered variants (a neighbouring row's value or option, another
+command's option, a digit changed, the unit changed). The figures the benchmark prints for the
+real corpora are in docs/answers.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from edaqa_pipeline.generation.units import text_units
+from edaqa_pipeline.generation.verify import verify_claim
+from edaqa_pipeline.parsing.lines import markdown_line_kinds
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _benchmark():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("verify_claims", REPO / "benchmarks" / "verify_claims.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules.setdefault("verify_claims", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.fixture(scope="module")
+def judged():  # type: ignore[no-untyped-def]
+    bench = _benchmark()
+    chunks = bench.parse_chunks(REPO / "data" / "sample")
+    claims = list(bench.claims_of("sample", chunks, bench.commands_of(chunks)))
+    return bench.evaluate(claims, {"sample": chunks})
+
+
+def test_true_claims_are_accepted_and_tampered_ones_rejected(judged) -> None:  # type: ignore[no-untyped-def]
+    true = [ok for claim, ok, _ in judged if not claim.tamper]
+    tampered = [ok for claim, ok, _ in judged if claim.tamper]
+    assert len(true) >= 150 and len(tampered) >= 250
+    assert sum(true) / len(true) >= 0.95
+    assert 1 - sum(tampered) / len(tampered) >= 0.99
+    kinds = {claim.tamper for claim, _, _ in judged if claim.tamper}
+    assert kinds == {"neighbour_value", "neighbour_option", "other_command", "digit", "unit"}
+    assert {claim.kind for claim, _, _ in judged} == {"default", "meaning", "synopsis", "property"}
+
+
+CTS = """### clock_tree_synthesis
+
+```tcl
+clock_tree_synthesis
+    [-sink_clustering_size cluster_size]
+    [-sink_clustering_max_diameter max_diameter]
+```
+
+#### Options
+
+| Switch Name | Description |
+| ----- | ----- |
+| `-sink_clustering_size` | Specifies the maximum number of sinks per cluster. The default value is `20`, and the allowed values are integers `[0, MAX_INT]`. |
+| `-sink_clustering_max_diameter` | Specifies maximum diameter (in microns) of sink cluster. The default value is `50`, and the allowed values are integers `[0, MAX_INT]`. |
+| `-clustering_unbalance_ratio` | A value of `0.5` (i.e., 50%) means each cluster has half of all sinks. The default value is `0.6`. |
+"""
+TUTORIAL = """```tcl
+clock_tree_synthesis -root_buf BUF_X4 \\
+                     -wire_unit 20 \\
+```"""
+
+
+@pytest.mark.parametrize(("claim", "verified"), [
+    ("The default of -sink_clustering_max_diameter is 50 microns.", True),
+    ("The default of `-sink_clustering_size` is `20`.", True),
+    ("The maximum number of sinks per cluster of `clock_tree_synthesis` defaults to 20 (`-sink_clustering_size`).", True),
+    ("The default of -sink_clustering_max_diameter is 20 microns.", False),  # 20 from the tutorial
+    ("-sink_clustering_size is 50", False),  # the neighbouring row's value
+    ("The default of -sink_clustering_max_diameter is 50 ns.", False),  # the unit changed
+    ("The default of -clustering_unbalance_ratio is 0.5.", False),  # a value of the row, not its default
+    ("`repair_timing` takes `-sink_clustering_size`.", False),  # another command
+    ("`-r` limits the cluster size.", False),  # not found inside "-ratio"
+])
+def test_the_verifier_binds_every_term_to_one_unit(claim: str, verified: bool) -> None:
+    cited = [("E1", text_units(CTS, markdown_line_kinds(CTS))),
+             ("E2", text_units(TUTORIAL, markdown_line_kinds(TUTORIAL)))]
+    verdict = verify_claim(claim, cited)
+    assert verdict.verified is verified, verdict.reason
+    if verified:
+        assert len(verdict.bindings) == 1 and verdict.bindings[0].evidence_id == "E1"
+    else:
+        assert verdict.reason and "\n" not in verdict.reason
