@@ -49,7 +49,7 @@ TAMPERS = ("neighbour_value", "neighbour_option", "other_command", "digit", "uni
 _IN_UNIT = re.compile(r"\(in (microns|um|nanoseconds|ns|picoseconds|ps|percent|%)\)", re.IGNORECASE)
 _OTHER_UNIT = {"microns": "ns", "um": "ns", "nanoseconds": "microns", "ns": "microns",
                "picoseconds": "microns", "ps": "microns", "percent": "ns", "%": "ns",
-               "v": "ma", "ma": "v", "ua": "mv", "mv": "ua", "ns": "um", "mhz": "ns",
+               "v": "ma", "ma": "v", "ua": "mv", "mv": "ua", "mhz": "ns",
                "pf": "ns", "ff": "ns", "ohm": "pf", "°c": "v", "w": "v", "mw": "ma"}
 _NUMERIC = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
 
