@@ -256,4 +256,8 @@ def test_every_citation_names_a_given_item(items, scripted_server):
     given = {n.item.citation().split(":")[0] for n in answer.evidence}
     for claim in answer.claims:
         assert all(c.split(":")[0] in given for c in claim.citations)
-    assert not answer.claims and answer.dropped  # E7 does not exist: dropped after the re-ask
+    # E7 does not exist: the model's claim is dropped after the re-ask, and the answer shows
+    # the extractive claims of the same evidence, labelled as such
+    assert answer.dropped and answer.dropped[0]["text"] == "The default is 20."
+    assert answer.answerer == "extractive" and "the model did not answer" in answer.reason
+    assert answer.claims and all(c.evidence_ids == ("E1",) for c in answer.claims)

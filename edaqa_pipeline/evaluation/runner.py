@@ -24,6 +24,7 @@ metrics.json from results.jsonl exactly (:func:`build_metrics`).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -87,6 +88,9 @@ def question_scores(
     )
     if atomic is not None:
         s["atomic_p"], s["atomic_r"], s["atomic_f1"] = atomic.precision, atomic.recall, atomic.f1
+        if judge is None:  # what the packed evidence holds, by the same (offline) judge
+            held = atomic_rouge("\n".join(e.text for e in packed), item.atomic_facts, embed=embed)
+            s["atomic_r_evidence"] = held.recall if held is not None else None
     if judge is not None and item.answer.strip():
         s["llm_score"] = judge.llm_score(item.question, item.answer, text)
     if isinstance(answer, Answer):
@@ -115,10 +119,29 @@ def answer_scores(
     abstained = answer.not_in_documents or not answer.claims
     out.update(abstention_scores(abstained, None if gold is None else gold > 0))
     out["abstained"] = 1.0 if abstained else 0.0
+    if answer.claims and item.gold_spans:  # does the answer lead with a gold line?
+        out["first_claim_gold"] = 1.0 if cites_gold(answer.claims[0].citations, item.gold_spans) else 0.0
     out["claims"] = float(len(answer.claims))
     out["dropped_claims"] = float(len(answer.dropped))
     out["completion_tokens"] = float(answer.usage.completion_tokens)
     return out
+
+
+_CITATION = re.compile(r"^(?P<doc>.+):L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
+
+
+def cites_gold(citations: Sequence[str], gold_spans: Sequence[Any]) -> bool:
+    """Whether a citation (``doc:Lx-Ly``) overlaps one of the gold spans (doc, start, end, ...)."""
+    for citation in citations:
+        match = _CITATION.match(citation)
+        if not match:
+            continue
+        start = int(match.group("start"))
+        end = int(match.group("end") or start)
+        for doc, gold_start, gold_end, *_ in gold_spans:
+            if doc == match.group("doc") and start <= gold_end and gold_start <= end:
+                return True
+    return False
 
 
 def aggregate(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, float], str | None]:
@@ -137,6 +160,12 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, float], str | N
                          [r["reference_answer"] for r in scored])
     if bleu is not None:
         out["bleu"], signature = _r(bleu[0]), bleu[1]
+    if out.get("atomic_r_evidence"):  # the share of the facts its evidence holds that an answer states
+        out["atomic_r_of_evidence"] = _r(out["atomic_r"] / out["atomic_r_evidence"])
+    words = [len(str(r.get("answer_plain", r["answer"])).split()) for r in rows
+             if not r["scores"].get("abstained")]
+    if words and any("claims" in r["scores"] for r in rows):
+        out["answer_words_median"] = _r(m.percentile(words, 50) or 0.0)
     latencies = [row["retrieval_ms"] for row in rows]
     for key, q in zip(LATENCY_KEYS, (50, 95), strict=True):
         value = m.percentile(latencies, q)
@@ -187,7 +216,9 @@ def run_evaluation(
                 trace = result.trace or None
                 evidence = list(result.items)[:k]
                 packed = m.pack_to_budget(evidence, BUDGET_TOKENS)
-                generated = answer(item.question, packed)
+                # a method's own answer (ChipMind with a model) goes to the answerer to verify
+                generated = answer(item.question, packed, draft=result.draft) if result.draft else \
+                    answer(item.question, packed)
                 text = str(generated)
                 scores = question_scores(item, evidence, packed, generated, embed=embed, judge=judge)
                 system_recall = system_recall_at_k(

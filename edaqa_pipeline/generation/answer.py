@@ -27,12 +27,18 @@ from typing import Any
 from edaqa_pipeline.generation.claims import clean_claim, ungrounded_terms
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
 from edaqa_pipeline.generation.extractive import question_frame
-from edaqa_pipeline.generation.grounded import FIX_TASK, TASK, Claim, GroundedAnswer
+from edaqa_pipeline.generation.grounded import FIX_TASK, MAX_CLAIMS, TASK, Claim, GroundedAnswer
+from edaqa_pipeline.generation.text_answer import TEXT_TASK, parse_text_answer
 from edaqa_pipeline.generation.verify import SUPPORT_THRESHOLD, Verdict, verify_claim
 from edaqa_pipeline.llm import LLMClient, LLMError, OfflineClient, Usage, track_usage
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.record import Draft
+from edaqa_pipeline.text.sentences import split_sentences
 
 NOT_FOUND = "Not in the documents: the retrieved evidence does not answer this question."
+ANSWER_FORMATS = ("auto", "json", "text")
+# what a model's unusable JSON answer fails with (not a server that is down)
+OUTPUT_FAILURES = frozenset({"JSONDecodeError", "ValidationError", "OutputInvalid"})
 
 
 @dataclass(frozen=True)
@@ -124,11 +130,11 @@ def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
     return verdict_of(claim, by_id).reason
 
 
-def _verified(claim: Claim, verdict: Verdict, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
+def _verified(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
     """The claim as shown: cited by the items its units come from, narrowed to their lines."""
     citations = [by_id[b.evidence_id].citation(b.unit.first, b.unit.last) for b in verdict.bindings]
     ids = tuple(dict.fromkeys(b.evidence_id for b in verdict.bindings))
-    return AnswerClaim(clean_claim(claim.text), ids, tuple(dict.fromkeys(citations)), verdict.support)
+    return AnswerClaim(clean_claim(text), ids, tuple(dict.fromkeys(citations)), verdict.support)
 
 
 def _verify_all(
@@ -142,7 +148,7 @@ def _verify_all(
         if not verdict.verified:
             failed.append((claim, verdict.reason))
             continue
-        verified = _verified(claim, verdict, by_id)
+        verified = _verified(claim.text, verdict, by_id)
         if verified.text.lower() not in seen:  # a model may repeat a claim
             seen.add(verified.text.lower())
             kept.append(verified)
@@ -178,6 +184,56 @@ def _llm_answer(
     return not kept, kept, dropped
 
 
+def _text_answer(
+    question: str, numbered: list[NumberedEvidence], llm: LLMClient
+) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
+    """The model's answer in the text format (``text_answer.py``), verified claim by claim;
+    what fails is dropped (a re-ask costs a small model as much as the answer)."""
+    text = llm.complete_text(TEXT_TASK, _evidence_inputs(question, numbered), temperature=0.0)
+    abstain, claims, unmarked = parse_text_answer(text)
+    if abstain:
+        return True, [], []
+    kept, failed = _verify_all(claims, {n.id: n for n in numbered})
+    dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in failed]
+    dropped += [{"text": t, "evidence": [], "reason": "cites no evidence item"} for t in unmarked]
+    return not kept, kept, dropped
+
+
+def _draft_answer(
+    draft: Draft, numbered: list[NumberedEvidence]
+) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
+    """A method's own answer (ChipMind's synthesis), sentence by sentence through the verifier
+    against the items it cites; a sentence that does not verify is dropped."""
+    by_id = {n.id: n for n in numbered}
+    cited = [n for n in numbered if n.item.evidence_id in set(draft.cited)] or numbered
+    kept: list[AnswerClaim] = []
+    dropped: list[dict[str, Any]] = []
+    for sentence in split_sentences(draft.text)[:2 * MAX_CLAIMS]:
+        verdict = verify_claim(sentence, [(n.id, n.units()) for n in cited])
+        if verdict.verified and len(kept) < MAX_CLAIMS:
+            kept.append(_verified(sentence, verdict, by_id))
+        elif not verdict.verified:
+            dropped.append({"text": clean_claim(sentence), "evidence": [n.id for n in cited],
+                            "reason": verdict.reason})
+    return not kept, kept, dropped
+
+
+def _model_answer(
+    question: str, numbered: list[NumberedEvidence], llm: LLMClient, answer_format: str
+) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]], str]:
+    """The model's answer in ``answer_format`` (``json``, ``text``, or ``auto``: JSON, then
+    text when the JSON call fails); the last element says why a format was given up ("")."""
+    if answer_format == "text":
+        return (*_text_answer(question, numbered, llm), "")
+    try:
+        return (*_llm_answer(question, numbered, llm), "")
+    except LLMError as exc:
+        if answer_format != "auto" or exc.cause not in OUTPUT_FAILURES:  # a server that fails
+            raise  # would fail the text request too
+        note = f"the JSON answer failed ({exc.cause or 'error'}), answered in the text format"
+    return (*_text_answer(question, numbered, llm), note)
+
+
 def _grounded_lead(lead: str, claims: Sequence[AnswerClaim], numbered: Sequence[NumberedEvidence]) -> str:
     """``lead`` when every number and identifier it restates from the question occurs in the
     items the claims cite, else "": the frame never asserts what the evidence does not say."""
@@ -194,8 +250,19 @@ def answer_question(
     llm: LLMClient | None = None,
     *,
     packed: bool = False,
+    answer_format: str = "auto",
+    draft: Draft | None = None,
 ) -> Answer:
-    """The answer to ``question`` from ``items`` (ranked; packed here unless ``packed``)."""
+    """The answer to ``question`` from ``items`` (ranked; packed here unless ``packed``).
+
+    With a model: ``answer_format`` is ``json`` (claims as a tool call), ``text`` (sentences
+    with evidence ids, ``text_answer.py``) or ``auto`` (JSON, then text). A model that fails,
+    abstains, or writes no claim that verifies does not have the last word: the extractive
+    claims of the same evidence are shown when there are any, and ``reason`` says so. A
+    ``draft`` (an answer the retrieval method wrote with the model) is verified instead of
+    asking the model again."""
+    if answer_format not in ANSWER_FORMATS:
+        raise ValueError(f"answer format {answer_format!r}: choose from {', '.join(ANSWER_FORMATS)}")
     numbered = number_evidence(items, packed=packed)
     client = llm if llm is not None else OfflineClient()
     offline = client.provider == "offline"
@@ -204,17 +271,27 @@ def answer_question(
     with track_usage() as usage:
         if not numbered:
             return Answer(question, (), answerer, (), True, usage=usage)
-        try:
+        if offline:
             abstain, kept, dropped = _llm_answer(question, numbered, client)
-        except LLMError as exc:
-            if offline:
-                raise
-            reason = exc.one_line()
-            abstain, kept, dropped = _llm_answer(question, numbered, OfflineClient())
-            answerer = "extractive"
-        if usage.fallbacks and not offline:  # a client with an offline fallback answered
-            answerer = "extractive"
-            reason = "the model failed; the client answered with its offline rules"
+        else:
+            failure = ""
+            try:
+                if draft is not None:
+                    abstain, kept, dropped = _draft_answer(draft, numbered)
+                else:
+                    abstain, kept, dropped, reason = _model_answer(question, numbered, client, answer_format)
+            except LLMError as exc:
+                abstain, kept, dropped, failure = True, [], [], exc.one_line()
+            if usage.fallbacks:  # a client with an offline fallback answered
+                answerer, reason = "extractive", "the model failed; the client answered with its offline rules"
+            elif abstain:  # the model gave nothing that verifies: the extractive claims, labelled
+                why = "every claim it wrote failed verification" if dropped else "it abstained"
+                extracted, claims, _ = _llm_answer(question, numbered, OfflineClient())
+                answerer = "extractive" if failure or not extracted else answerer
+                shown = f"the model did not answer ({why}); the extractive claims of the same evidence are shown"
+                reason = failure or "; ".join(r for r in (reason, shown if not extracted else "") if r)
+                if not extracted:
+                    abstain, kept = False, claims
     lead = _grounded_lead(question_frame(question), kept, numbered) if answerer == "extractive" and not abstain else ""
     return Answer(question, tuple(kept), answerer, tuple(numbered), abstain, tuple(dropped),
                   reason, usage, lead)

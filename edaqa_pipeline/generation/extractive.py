@@ -51,17 +51,17 @@ MMBench 0.247 -> 0.254, EDA-Corpus QA 0.455 -> 0.473, dev26 0.314 -> 0.322, with
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from edaqa_pipeline.generation.asks import question_ask, unit_answers
 from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS, MAX_CLAIMS
-from edaqa_pipeline.parsing.lines import heading_level, heading_text, markdown_line_kinds
+from edaqa_pipeline.generation.units import TextUnit, text_units
+from edaqa_pipeline.parsing.lines import markdown_line_kinds
 from edaqa_pipeline.text.identifiers import query_identifiers
-from edaqa_pipeline.text.markup import LIST_MARKER, table_cells
-from edaqa_pipeline.text.sentences import split_sentences
+from edaqa_pipeline.text.markup import LIST_MARKER
 from edaqa_pipeline.text.tokens import content_terms
 
 IDENTIFIER_WEIGHT = 4.0
@@ -76,8 +76,8 @@ MIN_RELATIVE = 0.5
 REDUNDANCY = 0.7
 MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
 MAX_ITEMS = 2
+ASK_BOOST = 0.0  # a unit of the kind the question asks for (asks.py) scores this much more
 
-_PROSE = frozenset({"text", "list_item", "quote", "html", "caption"})
 _HTML = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _LAST_SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -96,6 +96,7 @@ class Unit:
     position: int
     kind: str  # "sentence" | "row" | "code"
     heading: str = ""  # the headings above the unit in its item, outermost first ("" when none)
+    source: TextUnit | None = None  # the unit as the verifier reads it
 
 
 def _clean(line: str) -> str:
@@ -104,58 +105,24 @@ def _clean(line: str) -> str:
     return " ".join(line.replace("**", "").split())
 
 
-def _row_text(line: str, pdf: bool) -> str:
-    """A table row as ``cell: cell`` (a PDF table's rows are CSV lines)."""
-    cells = next(csv.reader([line])) if pdf else table_cells(line)
-    return ": ".join(c for c in (_clean(c) for c in cells) if c)
-
-
 def units_of(text: str, evidence_id: str, rank: int, line_kinds: Sequence[str] | None = None,
              pdf: bool = False) -> list[Unit]:
-    """The answerable units of one item's text, by the parser's kind of each line
-    (``line_kinds``, one per line; None: the parser classifies ``text`` now). See the module
-    docstring."""
+    """The quotable units of one item's text (``units.text_units``, by the parser's kind of
+    each line; None: the parser classifies ``text`` now), cleaned for reading: Markdown
+    markers removed, a row as ``cell: cell``, no Tcl comment lines, none longer than a claim."""
     if line_kinds is None:
         line_kinds = markdown_line_kinds(text)
     out: list[Unit] = []
-    paragraph: list[str] = []
-    heading = ""
-    headings: dict[int, str] = {}  # level -> text of the headings in force
-
-    def flush() -> None:
-        if paragraph:
-            for sentence in split_sentences("\n".join(paragraph)):
-                cleaned = _clean(sentence)
-                if cleaned and len(cleaned) <= MAX_UNIT_CHARS:
-                    out.append(Unit(cleaned, evidence_id, rank, len(out), "sentence", heading))
-            paragraph.clear()
-
-    for line, kind in zip(text.split("\n"), line_kinds, strict=True):
-        stripped = line.strip()
-        if kind == "code":  # a Tcl comment line says nothing a claim can state
-            if stripped and not stripped.startswith("#") and len(stripped) <= MAX_UNIT_CHARS:
-                out.append(Unit(stripped, evidence_id, rank, len(out), "code", heading))
-            continue
-        if kind == "table_row":
-            flush()
-            row = _row_text(stripped, pdf)
-            if row and len(row) <= MAX_UNIT_CHARS:
-                out.append(Unit(row, evidence_id, rank, len(out), "row", heading))
-            continue
-        if kind == "heading":
-            flush()
-            level = heading_level(line)
-            headings = {lv: t for lv, t in headings.items() if lv < level}
-            headings[level] = _clean(heading_text(line))
-            heading = " / ".join(headings[lv] for lv in sorted(headings))
-            continue
-        if kind not in _PROSE:  # blank, fences, table header and rule, thematic breaks
-            flush()
-            continue
-        if kind == "list_item":
-            flush()
-        paragraph.append(line)
-    flush()
+    for source in text_units(text, line_kinds, pdf):
+        if source.kind == "code":
+            cleaned = "" if source.text.startswith("#") else source.text  # a comment states nothing
+        elif source.kind == "row":
+            cleaned = ": ".join(c for c in (_clean(c) for c in source.cells) if c)
+        else:
+            cleaned = _clean(source.text)
+        if cleaned and len(cleaned) <= MAX_UNIT_CHARS:
+            heading = " / ".join(_clean(h) for h in source.headings)
+            out.append(Unit(cleaned, evidence_id, rank, len(out), source.kind, heading, source))
     return out
 
 
@@ -185,6 +152,7 @@ def _without(text: str, identifiers: list[str]) -> str:
 class _Scorer:
     def __init__(self, question: str) -> None:
         found = query_identifiers(question)
+        self.ask = question_ask(question)
         # an identifier counts once, with its weight: its pieces ("define", "power", "grid" of
         # define_power_grid) are not question words too, which had made a synopsis line that
         # repeats the names outrank the table row holding the asked default
@@ -208,6 +176,8 @@ class _Scorer:
         n_words = len(unit.text.split())
         damp = (max(1.0, n_words / LONG_WORDS) / min(1.0, n_words / SHORT_WORDS)) ** 0.5
         factor = CODE_FACTOR if unit.kind == "code" else 1.0
+        if unit.source is not None and unit_answers(self.ask, unit.source):
+            factor *= 1.0 + ASK_BOOST
         return factor * raw / damp + RANK_PRIOR / (1 + unit.rank)
 
 

@@ -69,7 +69,7 @@ FIX_PROMPT = (
 )
 
 
-def _evidence_block(inputs: Mapping[str, Any]) -> str:
+def render_evidence(inputs: Mapping[str, Any]) -> str:
     return "\n".join(
         delimit(str(e["text"]), "evidence", id=str(e["id"]), source=str(e["citation"]))
         for e in inputs["evidence"]
@@ -78,7 +78,7 @@ def _evidence_block(inputs: Mapping[str, Any]) -> str:
 
 def render_user(inputs: Mapping[str, Any]) -> str:
     ids = ", ".join(str(e["id"]) for e in inputs["evidence"])
-    return (f"Question: {inputs['question']}\n\nEvidence items ({ids}):\n{_evidence_block(inputs)}\n\n"
+    return (f"Question: {inputs['question']}\n\nEvidence items ({ids}):\n{render_evidence(inputs)}\n\n"
             "Answer with claims that cite these ids.")
 
 
@@ -87,7 +87,7 @@ def render_fix(inputs: Mapping[str, Any]) -> str:
         f"- claim: {c['text']!r} cites {', '.join(c['evidence']) or 'nothing'}; problem: {c['problem']}"
         for c in inputs["failed"]
     )
-    return (f"Question: {inputs['question']}\n\nEvidence items:\n{_evidence_block(inputs)}\n\n"
+    return (f"Question: {inputs['question']}\n\nEvidence items:\n{render_evidence(inputs)}\n\n"
             f"Claims that failed verification:\n{failed}\n\nReturn the repaired claims.")
 
 

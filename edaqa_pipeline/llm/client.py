@@ -20,7 +20,8 @@ T = TypeVar("T", bound=BaseModel)
 
 @runtime_checkable
 class LLMClient(Protocol):
-    """Anything that turns (task, inputs) into a validated instance of ``response_model``."""
+    """Anything that turns (task, inputs) into a validated instance of ``response_model``, or,
+    for a task whose answer is prose (``complete_text``), into text."""
 
     provider: str
     model: str
@@ -34,6 +35,16 @@ class LLMClient(Protocol):
         *,
         temperature: float = 0.0,
     ) -> T: ...
+
+    def complete_text(
+        self, task: str, inputs: Mapping[str, Any], *, temperature: float = 0.0
+    ) -> str: ...
+
+
+class TextAnswer(BaseModel):
+    """What a text task returns: plain text (the offline rules return it in this record)."""
+
+    text: str
 
 
 def freeze_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:

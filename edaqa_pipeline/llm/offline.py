@@ -13,7 +13,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from edaqa_pipeline.llm.client import LLMClient, T, check_output, coerce_output, freeze_inputs
+from edaqa_pipeline.llm.client import (
+    LLMClient,
+    T,
+    TextAnswer,
+    check_output,
+    coerce_output,
+    freeze_inputs,
+)
 from edaqa_pipeline.llm.errors import LLMError
 from edaqa_pipeline.llm.stats import LLMStats
 from edaqa_pipeline.llm.tasks import get_task
@@ -77,3 +84,7 @@ class OfflineClient(LLMClient):
         with self._lock:
             self.stats.seconds += time.monotonic() - started
         return output
+
+    def complete_text(self, task: str, inputs: Mapping[str, Any], *, temperature: float = 0.0) -> str:
+        """The task's offline rules, which return a ``TextAnswer``."""
+        return self.complete_structured(task, inputs, TextAnswer, temperature=temperature).text

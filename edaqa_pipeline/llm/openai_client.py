@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from edaqa_pipeline.llm.budget import DEFAULT_CAP_TOKENS
 from edaqa_pipeline.llm.cache import ResponseCache, cache_key
-from edaqa_pipeline.llm.client import LLMClient, T, check_output, freeze_inputs
+from edaqa_pipeline.llm.client import LLMClient, T, TextAnswer, check_output, freeze_inputs
 from edaqa_pipeline.llm.errors import LLMError, redact
 from edaqa_pipeline.llm.progress import ProgressListener, Throughput
 from edaqa_pipeline.llm.redaction import REDACT_SECRETS
@@ -252,7 +252,7 @@ class OpenAICompatibleClient(LLMClient):
         return self.timeout_s + 2.0 * budget / rate
 
     def _send(
-        self, task: str, messages: list[dict[str, Any]], tool: dict[str, Any], budget: int,
+        self, task: str, messages: list[dict[str, Any]], tool: dict[str, Any] | None, budget: int,
         temperature: float,
     ) -> Completion:
         """One request in one slot; counts it (and its tokens) in ``stats``."""
@@ -300,21 +300,10 @@ class OpenAICompatibleClient(LLMClient):
             {"role": "system", "content": spec.system_prompt},
             {"role": "user", "content": user_prompt},
         ]
-        requests = transport_tries = reasks = 0
+        requests = reasks = 0
         while True:
-            requests += 1
-            try:
-                completion = self._send(spec.name, messages, tool, budget, temperature)
-            except Exception as exc:
-                transport_tries += 1
-                if not _is_transient(exc) or transport_tries > self.max_retries:
-                    self._count_retries(requests)
-                    raise _Failure(exc, requests) from exc
-                delay = self._delay(transport_tries, exc)
-                log.info("LLM task %s: transient %s on try %d/%d, retrying in %.2fs", spec.name,
-                         type(exc).__name__, transport_tries, self.max_retries + 1, delay)
-                time.sleep(delay)
-                continue
+            completion, tries = self._transport(spec.name, messages, tool, budget, temperature, requests)
+            requests += tries
             try:
                 output = parse_output(completion, response_model, spec, inputs, budget)
             except OutputInvalid as invalid:
@@ -327,6 +316,56 @@ class OpenAICompatibleClient(LLMClient):
                 continue
             self._count_retries(requests)
             return response_model.model_validate_json(output.model_dump_json())
+
+    def _transport(self, task: str, messages: list[dict[str, Any]], tool: dict[str, Any] | None,
+                   budget: int, temperature: float, before: int) -> tuple[Completion, int]:
+        """One answer from the server, transient failures retried (``max_retries``); returns
+        it and the requests it took. ``before``: requests this call already made."""
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                return self._send(task, messages, tool, budget, temperature), tries
+            except Exception as exc:
+                if not _is_transient(exc) or tries > self.max_retries:
+                    self._count_retries(before + tries)
+                    raise _Failure(exc, before + tries) from exc
+                delay = self._delay(tries, exc)
+                log.info("LLM task %s: transient %s on try %d/%d, retrying in %.2fs", task,
+                         type(exc).__name__, tries, self.max_retries + 1, delay)
+                time.sleep(delay)
+
+    def complete_text(self, task: str, inputs: Mapping[str, Any], *, temperature: float = 0.0) -> str:
+        """A prose answer to ``task`` (no tool: the model writes text), cached like the rest."""
+        spec, frozen = get_task(task), freeze_inputs(inputs)
+        user_prompt = spec.render_user(frozen)
+        key = cache_key(provider=self.provider, model=self.model, task=spec.name,
+                        system_prompt=spec.system_prompt, user_prompt=user_prompt,
+                        schema={"format": "text"}, temperature=temperature)
+        stored = self.cache.get(key) if self.cache is not None else None
+        if stored is not None and isinstance(stored.get("text"), str):
+            record_usage(cache_hits=1)
+            return str(stored["text"])
+        messages = [{"role": "system", "content": spec.system_prompt}, {"role": "user", "content": user_prompt}]
+        started = time.monotonic()
+        try:
+            completion, requests = self._transport(spec.name, messages, None,
+                                                   spec.budget(TextAnswer, frozen, self.max_tokens), temperature, 0)
+        except _Failure as failure:
+            with self._lock:
+                self.stats.errors += 1
+            if self.fallback is None:
+                raise self._error(spec.name, failure) from None
+            record_usage(fallbacks=1)
+            return self.fallback.complete_text(task, inputs, temperature=temperature)
+        finally:
+            with self._lock:
+                self.stats.seconds += time.monotonic() - started
+        self._count_retries(requests)
+        if self.cache is not None:
+            self.cache.put(key, {"text": completion.arguments}, task=spec.name, provider=self.provider,
+                           model=self.model)
+        return completion.arguments
 
     def _count_retries(self, requests: int) -> None:
         with self._lock:

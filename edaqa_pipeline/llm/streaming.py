@@ -114,7 +114,7 @@ def timeout_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
-def prompt_estimate(messages: Sequence[dict[str, Any]], tool: dict[str, Any]) -> int:
+def prompt_estimate(messages: Sequence[dict[str, Any]], tool: dict[str, Any] | None) -> int:
     """Prompt tokens at four characters per token (messages + tool schema + framing)."""
     text = json.dumps(list(messages), ensure_ascii=False) + json.dumps(tool, ensure_ascii=False)
     return approx_tokens(text) + 4 * len(messages)
@@ -126,7 +126,7 @@ def stream_tool_call(
     task: str,
     model: str,
     messages: Sequence[dict[str, Any]],
-    tool: dict[str, Any],
+    tool: dict[str, Any] | None,
     max_tokens: int,
     temperature: float,
     idle_timeout_s: float,
@@ -134,8 +134,10 @@ def stream_tool_call(
     throughput: Throughput,
     listeners: Sequence[Callable[[RequestProgress], None]] = (),
 ) -> Completion:
-    """Send one request, stream it to the end or cancel it; see the module docstring."""
-    name = tool["function"]["name"]
+    """Send one request, stream it to the end or cancel it; see the module docstring. With
+    ``tool`` None the model answers in plain text (``Completion.arguments`` holds it)."""
+    name = tool["function"]["name"] if tool is not None else "text"
+    forced = {"tools": [tool], "tool_choice": {"type": "function", "function": {"name": name}}} if tool else {}
     started = time.monotonic()
     acc = _Accumulator()
     first_token_at: float | None = None
@@ -152,8 +154,7 @@ def stream_tool_call(
     stream = raw_client.chat.completions.create(
         model=model,
         messages=list(messages),
-        tools=[tool],
-        tool_choice={"type": "function", "function": {"name": name}},
+        **forced,
         max_tokens=max_tokens,
         temperature=temperature,
         stream=True,

@@ -20,6 +20,16 @@ from edaqa_pipeline.model import EvidenceItem
 
 
 @dataclass(frozen=True)
+class Draft:
+    """An answer a method wrote itself while retrieving (ChipMind's Synthesize-Answer with a
+    model): its text and the ``evidence_id`` of the items it cites. It is shown only through
+    the same claim verification as any answer (``generation.answer``)."""
+
+    text: str
+    cited: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Retrieval(Sequence[EvidenceItem]):
     method: str
     query: str
@@ -27,6 +37,7 @@ class Retrieval(Sequence[EvidenceItem]):
     steps: tuple[tuple[EvidenceItem, ...], ...] = ()  # multi-step methods, in step order
     trace: Mapping[str, Any] = field(default_factory=dict)
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+    draft: Draft | None = None
 
     @overload
     def __getitem__(self, index: int) -> EvidenceItem: ...

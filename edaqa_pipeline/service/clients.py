@@ -46,6 +46,19 @@ def answer_client(choice: str | None) -> Any:
         raise ServiceError(str(exc), status=CONFLICT) from None
 
 
+def answer_format() -> str:
+    """How a model writes its answer (``EDAQA_ANSWER_FORMAT``): ``auto`` (claims as a JSON tool
+    call, then sentences with evidence ids when the JSON fails), ``json`` or ``text`` (what a
+    small local model writes best); ``ServiceError`` for another value."""
+    from edaqa_pipeline.generation.answer import ANSWER_FORMATS
+
+    value = (_setting("EDAQA_ANSWER_FORMAT") or "auto").lower()
+    if value not in ANSWER_FORMATS:
+        raise ServiceError(f"EDAQA_ANSWER_FORMAT={value!r}: choose from {', '.join(ANSWER_FORMATS)}",
+                           param="answer_format")
+    return value
+
+
 def answerer_name(llm: Any) -> str:
     """How records and logs name the answerer: ``llm:MODEL`` or ``extractive``."""
     return f"llm:{llm.model}" if llm is not None else "extractive"

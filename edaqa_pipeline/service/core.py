@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from edaqa_pipeline.service.clients import answer_format
 from edaqa_pipeline.service.errors import CONFLICT, NOT_FOUND, ServiceError
 from edaqa_pipeline.service.requests import check_k, check_method, check_question
 from edaqa_pipeline.service.sources import SourceLines, check_range, document_lines
@@ -140,7 +141,8 @@ class EdaqaService:
         result = retriever.retrieve(question, k)
         retrieval_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        answer = answer_question(question, list(result.items), answerer)
+        answer = answer_question(question, list(result.items), answerer, answer_format=answer_format(),
+                                 draft=result.draft)
         answer_ms = (time.perf_counter() - started) * 1000
         ids = {n.item.evidence_id: n.id for n in answer.evidence}
         fallbacks = list(result.trace.get("model_fallbacks", ()))  # model steps of the retrieval

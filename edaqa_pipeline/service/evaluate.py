@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from edaqa_pipeline.service.clients import answer_client, answerer_name, make_judge
+from edaqa_pipeline.service.clients import answer_client, answer_format, answerer_name, make_judge
 from edaqa_pipeline.service.core import EdaqaService
 from edaqa_pipeline.service.errors import ServiceError
 
@@ -60,10 +60,11 @@ class Evaluation:
 
         return write_outputs(Path(out), metrics, rows, reproduced=reproduced)
 
-    def _answer(self, question: str, evidence: list[Any]) -> Any:
+    def _answer(self, question: str, evidence: list[Any], draft: Any = None) -> Any:
         from edaqa_pipeline.generation.answer import answer_question
 
-        return answer_question(question, evidence, self.llm, packed=True)
+        return answer_question(question, evidence, self.llm, packed=True,
+                               answer_format=answer_format(), draft=draft)
 
     def _extra_scores(self) -> Callable[..., dict[str, float]] | None:
         """TechDocRAG's element-graph metrics (rehr@10_L0..L4, ecr, poa, csr) per question."""

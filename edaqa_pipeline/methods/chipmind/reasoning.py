@@ -44,7 +44,7 @@ from edaqa_pipeline.methods.chipmind.tasks import (
     Uncertainty,
 )
 from edaqa_pipeline.model import EvidenceItem
-from edaqa_pipeline.retrieval.record import Retrieval
+from edaqa_pipeline.retrieval.record import Draft, Retrieval
 from edaqa_pipeline.text.identifiers import identifier_kind, query_identifiers
 
 GAP_KINDS = ("command", "option", "variable", "file", "message")
@@ -149,7 +149,8 @@ class ReasoningLoop:
         return new, time.perf_counter() - started - step.llm_ms / 1000
 
     def _evidence(self, ctx: _Context) -> list[dict[str, str]]:
-        return [{"id": self.search.graph.node_ids[n], "text": self.search.text(n)} for n in ctx.gathered]
+        return [{"id": self.search.graph.node_ids[n], "text": self.search.text(n), "step": ctx.paths[n]}
+                for n in ctx.gathered]
 
     def _iterate(self, ctx: _Context, loop: _Loop, vec_of: dict[str, np.ndarray], k: int,
                  reasoning: list[dict[str, Any]]) -> str:
@@ -244,5 +245,10 @@ class ReasoningLoop:
         total = (time.perf_counter() - t0) * 1000
         timings = {"encode": (t_enc - t0) * 1000, "graph": graph_s * 1000, "llm": self.llm_ms, "total": total}
         trace["timings_ms"] = {k: round(v, 3) for k, v in timings.items()}  # also in results.jsonl
+        draft = None
+        if search.uses_model and answer.answer.strip():  # the loop's own answer, to be verified
+            node_of = {search.graph.node_ids[n]: n for n in ctx.gathered[:k]}
+            cited = [search.item(node_of[c], 0.0, "").evidence_id for c in answer.cited if c in node_of]
+            draft = Draft(answer.answer, tuple(dict.fromkeys(cited or (i.evidence_id for i in items))))
         return Retrieval(method=self.name, query=query, items=items, steps=tuple(ctx.steps),
-                         trace=trace, timings_ms=timings)
+                         trace=trace, timings_ms=timings, draft=draft)

@@ -34,12 +34,15 @@ from pydantic import BaseModel, Field
 from edaqa_pipeline.llm import DATA_NOT_INSTRUCTIONS, LLMTask, delimit, register_task
 from edaqa_pipeline.methods.chipmind.anchors import TYPE_COMPAT, target_anchor
 from edaqa_pipeline.methods.chipmind.query import aspect_terms
+from edaqa_pipeline.text.counting import approx_tokens
 from edaqa_pipeline.text.sentences import split_sentences
 from edaqa_pipeline.text.tokens import content_terms
 
 MAX_SUBQUERY_CHARS = 400
 MAX_MISSING = 5
 
+
+EVIDENCE_TOKENS = 1500  # evidence a reasoning prompt shows (a small model's context)
 
 class AnchorOut(BaseModel):
     anchor_type: str
@@ -90,16 +93,39 @@ def _norm(text: str) -> str:
 
 def _evidence(inputs: Mapping[str, Any]) -> str:
     """The evidence passages as tagged blocks, each cut at ``evidence_chars``, at most
-    ``budget_chars`` in all (what fits a small model's context)."""
-    per, budget = int(inputs.get("evidence_chars", 600)), int(inputs.get("budget_chars", 6000))
-    out, used = [], 0
-    for e in inputs.get("evidence", []):
-        text = e["text"][:per]
-        if used + len(text) > budget and out:
-            break
-        used += len(text)
-        out.append(delimit(text, "passage", id=e["id"]))
+    ``budget_tokens`` in all (what fits a small model's context), shown in gathering order.
+
+    When not every passage fits, each retrieval step keeps its best passages: the steps take
+    turns, the newest step first, so what the last sub-query fetched is never the part cut
+    off (gathering order alone would keep only the question's own first step)."""
+    per = int(inputs.get("evidence_chars", 600))
+    budget = int(inputs.get("budget_tokens", EVIDENCE_TOKENS))
+    evidence = list(inputs.get("evidence", []))
+    steps: dict[str, list[int]] = {}
+    for i, e in enumerate(evidence):
+        steps.setdefault(str(e.get("step", "")), []).append(i)
+    chosen: set[int] = set()
+    used = 0
+    queues = [list(q) for q in reversed(list(steps.values()))]  # newest step first
+    while any(queues):
+        for queue in queues:
+            if not queue:
+                continue
+            i = queue.pop(0)
+            cost = approx_tokens(evidence[i]["text"][:per])
+            if used + cost > budget and chosen:
+                queue.clear()
+                continue
+            used += cost
+            chosen.add(i)
+    out = [delimit(e["text"][:per], "passage", id=e["id"]) for i, e in enumerate(evidence) if i in chosen]
     return "\n".join(out) or "(no evidence yet)"
+
+
+def _notes(inputs: Mapping[str, Any]) -> str:
+    """The reasoning notes so far, delimited like evidence (the model wrote them from documents)."""
+    notes = str(inputs.get("notes", "")).strip()
+    return delimit(notes, "notes") if notes else "(none yet)"
 
 
 def _check_cited(cited: list[str], inputs: Mapping[str, Any]) -> None:
@@ -245,7 +271,7 @@ def _register() -> None:
          "Judge whether the evidence and the notes are sufficient to answer every part of the "
          "question. If not, set uncertain and list the missing pieces of information (at most "
          f"{MAX_MISSING}, each a short phrase).",
-         lambda i: (f"Question: {i['question']}\nNotes: {i.get('notes', '')}\n"
+         lambda i: (f"Question: {i['question']}\nNotes:\n{_notes(i)}\n"
                     f"Already asked: {'; '.join(i.get('asked', [])) or '(nothing)'}\nEvidence:\n{_evidence(i)}"),
          uncertainty_rule, validate_uncertainty)
     task("chipmind_subquery",
@@ -255,12 +281,12 @@ def _register() -> None:
          f"{', '.join(sorted(TYPE_COMPAT))}; anchor_entity the command, option, signal or "
          "register it is about, '' if none).",
          lambda i: (f"Question: {i['question']}\nMissing: {'; '.join(i['missing'])}\n"
-                    f"Notes: {i.get('notes', '')}\nAlready asked: {'; '.join(i.get('asked', [])) or '(nothing)'}"),
+                    f"Notes:\n{_notes(i)}\nAlready asked: {'; '.join(i.get('asked', [])) or '(nothing)'}"),
          subquery_rule, validate_subquery)
     task("chipmind_synthesize",
          "Answer the question from the evidence only, concisely, citing the ids of the passages "
          "that support the answer.",
-         lambda i: f"Question: {i['question']}\nNotes: {i.get('notes', '')}\nEvidence:\n{_evidence(i)}",
+         lambda i: f"Question: {i['question']}\nNotes:\n{_notes(i)}\nEvidence:\n{_evidence(i)}",
          synthesize_rule, validate_answer)
 
 
