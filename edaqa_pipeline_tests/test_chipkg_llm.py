@@ -169,3 +169,30 @@ def test_sub_query_validation_rules() -> None:
     for reason, sub in bad:
         with pytest.raises(ValueError, match=reason):
             validate_subquery(sub, inputs)
+
+
+@pytest.mark.llm
+def test_chipmind_with_smollm2_answers_through_the_verifier(tiny_llm, smollm2_base_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The loop's own synthesized answer (with the real model, no offline fallback) is the
+    answer's draft: every sentence of it is either shown as a verified claim or dropped with the
+    verifier's reason, and answering asks the model nothing more."""
+    from edaqa_pipeline.generation.answer import answer_question
+    from edaqa_pipeline.generation.claims import clean_claim
+    from edaqa_pipeline.methods.chipmind.retriever import make_chipmind
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+    from edaqa_pipeline.text.sentences import split_sentences
+
+    client = _smollm2(smollm2_base_url, tmp_path, fallback=False)
+    retriever = make_chipmind(IndexSnapshot.load(tiny_llm), "llm", llm=client, k0=1, delta_k=1,
+                              k_max=2, max_iterations=1)
+    result = retriever.retrieve("What does the set_routing_alpha command trade off?", 5)
+    assert result.draft is not None and result.draft.text.strip(), result.trace["reasoning"]
+    assert set(result.draft.cited) <= {i.evidence_id for i in result.items}
+    calls = client.stats.calls
+    answer = answer_question(result.query, list(result.items), client, draft=result.draft)
+    assert client.stats.calls == calls  # the draft is verified, not written again
+    accounted = {c.text for c in answer.claims} | {d["text"] for d in answer.dropped}
+    for sentence in split_sentences(result.draft.text)[:10]:
+        assert clean_claim(sentence) in accounted
+    assert all(d["reason"] for d in answer.dropped)
+    assert answer.answerer == "llm:smollm2" or "the model did not answer" in answer.reason

@@ -118,11 +118,11 @@ def _evidence_inputs(question: str, numbered: Sequence[NumberedEvidence]) -> dic
 def verdict_of(claim: Claim, by_id: dict[str, NumberedEvidence]) -> Verdict:
     """The verifier's verdict on ``claim`` against the items it cites (``verify.py``)."""
     ids = list(dict.fromkeys(e.strip() for e in claim.evidence))
-    unknown = [i for i in ids if i not in by_id]
-    if unknown:
-        return Verdict(False, f"cites {', '.join(unknown)}, which is not among the evidence ids "
-                              f"{', '.join(by_id)}")
-    return verify_claim(claim.text, [(i, by_id[i].units()) for i in ids])
+    known = [i for i in ids if i in by_id]
+    if not known:  # an id that is not there proves nothing; the known ones are checked
+        return Verdict(False, f"cites {', '.join(ids) or 'nothing'}, which is not among the "
+                              f"evidence ids {', '.join(by_id)}")
+    return verify_claim(claim.text, [(i, by_id[i].units()) for i in known])
 
 
 def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
@@ -195,7 +195,10 @@ def _text_answer(
         return True, [], []
     kept, failed = _verify_all(claims, {n.id: n for n in numbered})
     dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in failed]
-    dropped += [{"text": t, "evidence": [], "reason": "cites no evidence item"} for t in unmarked]
+    unattributed = _draft_answer(Draft(" ".join(unmarked), ()), numbered)  # against every item
+    known = {c.text.lower() for c in kept}
+    kept += [c for c in unattributed[1] if c.text.lower() not in known][: MAX_CLAIMS - len(kept)]
+    dropped += unattributed[2]
     return not kept, kept, dropped
 
 

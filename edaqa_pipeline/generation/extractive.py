@@ -51,6 +51,7 @@ MMBench 0.247 -> 0.254, EDA-Corpus QA 0.455 -> 0.473, dev26 0.314 -> 0.322, with
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -77,6 +78,7 @@ REDUNDANCY = 0.7
 MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
 MAX_ITEMS = 2
 ASK_BOOST = 0.0  # a unit of the kind the question asks for (asks.py) scores this much more
+TERM_IDF = False  # weigh question words by how few of the units read hold them
 
 _HTML = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -159,6 +161,18 @@ class _Scorer:
         self.terms = set(content_terms(_without(question, found)))
         self.identifiers = {i.lower() for i in found}
         self.patterns = {i: _occurs(i) for i in self.identifiers}
+        self.weight: dict[str, float] = {}  # a question word's weight among the units read
+
+    def learn(self, units: Sequence[Unit]) -> None:
+        """Weigh each question word by how few of ``units`` hold it (``log(1 + n / df)`` when
+        ``TERM_IDF``): the command every unit names says less about which unit answers than
+        the option only the answering row names."""
+        if not TERM_IDF or not units:
+            return
+        n = len(units)
+        for word in self.terms | self.identifiers:
+            df = sum(1 for u in units if word in u.text.lower() or word in set(content_terms(u.text)))
+            self.weight[word] = math.log(1 + n / max(df, 1)) / math.log(1 + n)
 
     def matched(self, unit: Unit) -> tuple[set[str], set[str]]:
         low = unit.text.lower()
@@ -170,7 +184,10 @@ class _Scorer:
         terms, idents = self.matched(unit)
         heading = unit.heading.lower()
         context = {i for i in self.identifiers - idents if heading and self.patterns[i].search(heading)}
-        raw = len(terms) + IDENTIFIER_WEIGHT * (len(idents) + HEADING_FACTOR * len(context))
+        w = self.weight
+        raw = (sum(w.get(t, 1.0) for t in terms)
+               + IDENTIFIER_WEIGHT * (sum(w.get(i, 1.0) for i in idents)
+                                      + HEADING_FACTOR * sum(w.get(i, 1.0) for i in context)))
         if not raw:
             return 0.0
         n_words = len(unit.text.split())
@@ -187,6 +204,7 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     units = [u for rank, item in enumerate(evidence[:MAX_ITEMS])
              for u in units_of(str(item["text"]), str(item["id"]), rank, item["line_kinds"],
                                pdf=item.get("page") is not None)]
+    scorer.learn(units)
     scored = sorted(((scorer.score(u), i, u) for i, u in enumerate(units)),
                     key=lambda t: (-t[0], t[1]))
     scored = [s for s in scored if s[0] > 0]

