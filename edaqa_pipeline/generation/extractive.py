@@ -79,6 +79,8 @@ MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
 MAX_ITEMS = 2
 ASK_BOOST = 0.0  # a unit of the kind the question asks for (asks.py) scores this much more
 TERM_IDF = False  # weigh question words by how few of the units read hold them
+COVERAGE = False  # after the lead, add the units that say question words not said yet
+ASK_LEAD = 0.0  # the best unit of the asked kind leads when it scores this share of the best
 
 _HTML = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -180,6 +182,12 @@ class _Scorer:
         idents = {i for i in self.identifiers if i in low}
         return terms, idents
 
+    def covered(self, unit: Unit) -> set[str]:
+        """The question's words and identifiers ``unit`` says (headings lend identifiers)."""
+        terms, idents = self.matched(unit)
+        heading = unit.heading.lower()
+        return terms | idents | {i for i in self.identifiers if heading and self.patterns[i].search(heading)}
+
     def score(self, unit: Unit) -> float:
         terms, idents = self.matched(unit)
         heading = unit.heading.lower()
@@ -198,6 +206,40 @@ class _Scorer:
         return factor * raw / damp + RANK_PRIOR / (1 + unit.rank)
 
 
+def _direct_first(scorer: _Scorer, scored: list[tuple[float, int, Unit]]) -> list[tuple[float, int, Unit]]:
+    """``scored`` with the best unit of the asked kind first (a default when a default is
+    asked: ``asks.py``) when it scores at least ``ASK_LEAD`` of the best unit: the direct
+    answer leads even when a sentence about the command shares more question words."""
+    if not ASK_LEAD or scorer.ask == "other":
+        return scored
+    direct = next((s for s in scored if s[2].source is not None and unit_answers(scorer.ask, s[2].source)), None)
+    if direct is None or direct is scored[0] or direct[0] < ASK_LEAD * scored[0][0]:
+        return scored
+    return [direct, *(s for s in scored if s is not direct)]
+
+
+def _by_coverage(scorer: _Scorer, scored: list[tuple[float, int, Unit]]) -> list[tuple[int, Unit]]:
+    """The lead (the best unit), then units in order of the question words they add that the
+    chosen ones do not say yet (each word by its weight), the unit's own score breaking ties:
+    a multi-part question gets a unit per part instead of three units of the first part."""
+    lead = scored[0]
+    chosen = [(lead[1], lead[2])]
+    covered = scorer.covered(lead[2])
+    words = len(lead[2].text.split())
+    rest = list(scored[1:])
+    while rest and len(chosen) < min(MAX_UNITS, MAX_CLAIMS) and words < TARGET_WORDS:
+        gains = [(sum(scorer.weight.get(w, 1.0) for w in scorer.covered(u) - covered), value, index, u)
+                 for value, index, u in rest]
+        gain, value, index, unit = max(gains, key=lambda g: (g[0], g[1], -g[2]))
+        if gain <= 0 or value < MIN_RELATIVE * lead[0]:
+            break
+        chosen.append((index, unit))
+        covered |= scorer.covered(unit)
+        words += len(unit.text.split())
+        rest = [r for r in rest if r[1] != index and r[2].text != unit.text]
+    return chosen
+
+
 def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
     scorer = _Scorer(question)
@@ -210,6 +252,11 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     scored = [s for s in scored if s[0] > 0]
     if not scored:
         return []
+    scored = _direct_first(scorer, scored)
+    if COVERAGE:
+        chosen = _by_coverage(scorer, scored)
+        chosen = [chosen[0], *sorted(chosen[1:], key=lambda t: (t[1].rank, t[1].position))]
+        return [(u.text, u.evidence_id) for _, u in chosen]
     best = scored[0][0]
     chosen: list[tuple[int, Unit]] = []
     said: set[str] = set()
