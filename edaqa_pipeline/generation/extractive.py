@@ -11,19 +11,19 @@ What it does, in order:
    code lines. Headings, fences and blank lines are not units.
 2. **Relevance.** A unit scores the question terms it contains: stemmed content words
    (``text.tokens.content_terms`` of the question without its identifiers) weigh 1,
-   identifiers the question names
-   (``text.identifiers.query_identifiers``: commands, options, variables, files) weigh
-   ``IDENTIFIER_WEIGHT``. The sum is damped by the unit's length (``/ (words / 12) ** 0.5``
-   beyond ``LONG_WORDS``, ``* (words / 6) ** 0.5`` below ``SHORT_WORDS``: a four-word lead-in
-   line says little), code lines count ``CODE_FACTOR`` of a sentence, and a small prior favours
-   higher-ranked items (``RANK_PRIOR / (1 + rank)``). Only the best ``MAX_ITEMS`` items of
-   the packed evidence are read.
-   An identifier the unit does not name but one of the headings above it in its item does
-   (a table row under ``### define_power_grid / #### Options``) counts ``HEADING_FACTOR`` of
-   its weight: the row holding a default is about its command even when it names only the
-   option. Counting an identifier's pieces as question words too had let a synopsis line that
-   repeats the names lead: without that, dev26's lead claim cites a gold line for 66 of 100
-   questions (60 before); the heading rule moves EDA-Corpus QA's ROUGE-L 0.471 -> 0.474.
+   identifiers the question names (``text.identifiers.query_identifiers``: commands, options,
+   variables, files) weigh ``IDENTIFIER_WEIGHT``, each term times its weight among the units
+   read (``TERM_IDF``: ``log(1 + n / df) / log(1 + n)``, so the command every unit names counts
+   little next to the option only the answering row names). An identifier the unit does not
+   name but a heading above it in its item does (a table row under ``### define_power_grid /
+   #### Options``) counts ``HEADING_FACTOR`` of its weight; an identifier's pieces ("define",
+   "power", "grid") are not question words too. The sum is damped by the unit's length
+   (``/ (words / LONG_WORDS) ** 0.5`` beyond ``LONG_WORDS``, ``* (words / SHORT_WORDS) ** 0.5``
+   below ``SHORT_WORDS``: a four-word lead-in line says little), code lines count
+   ``CODE_FACTOR`` of a sentence, a unit of the kind the question asks for (a default when a
+   default is asked, a range, a code line for syntax: ``asks.py``) counts ``1 + ASK_BOOST``
+   times, and a prior favours higher-ranked items (``RANK_PRIOR / (1 + rank)``). Only the
+   best ``MAX_ITEMS`` items of the packed evidence are read.
 3. **Selection.** The best unit leads; further units are added in score order while they
    bring question terms or new content (at most ``REDUNDANCY`` of their terms already said),
    until the answer holds ``TARGET_WORDS`` words or ``MAX_UNITS`` units. A unit below
@@ -42,11 +42,11 @@ What it does, in order:
 
 No phrasing is made up and none depends on the question: the same rules run for every
 question, and every word of a claim can be found in the line it cites. The constants were
-chosen on dev data only (data/dev/openroad_dev.jsonl, EDA-Corpus QA, the text questions of
-ORD-MMBench; never ORD-QA): short answers of two or three units beat longer ones there, and
-reading the best two items rather than three raised all three sets (ROUGE-L, edaqa's evidence:
-MMBench 0.247 -> 0.254, EDA-Corpus QA 0.455 -> 0.473, dev26 0.314 -> 0.322, with
-``TARGET_WORDS`` 70 -> 40; the table and commands are in docs/answers.md).
+chosen on dev data only (the OpenROAD dev sets' line-level gold: how often the first claim
+cites a gold line; EDA-Corpus QA and ORD-MMBench's text questions: ROUGE-L; never ORD-QA).
+The term weights, the ask boost, three items read and the longer length damping raised the
+first claim's gold hit on dev26 from 0.64 to 0.78, on its check split from 0.40 to 0.50 and on
+the constraint set from 0.52 to 0.66 (docs/answers.md has the sweep and its command).
 """
 
 from __future__ import annotations
@@ -65,22 +65,20 @@ from edaqa_pipeline.text.identifiers import query_identifiers
 from edaqa_pipeline.text.markup import LIST_MARKER
 from edaqa_pipeline.text.tokens import content_terms
 
-IDENTIFIER_WEIGHT = 4.0
+IDENTIFIER_WEIGHT = 2.0
 HEADING_FACTOR = 0.5
 CODE_FACTOR = 0.6
-LONG_WORDS = 12
+LONG_WORDS = 25
 SHORT_WORDS = 6
-RANK_PRIOR = 0.5
+RANK_PRIOR = 1.5
 TARGET_WORDS = 40
 MAX_UNITS = 3
 MIN_RELATIVE = 0.5
 REDUNDANCY = 0.7
 MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
-MAX_ITEMS = 2
-ASK_BOOST = 0.0  # a unit of the kind the question asks for (asks.py) scores this much more
-TERM_IDF = False  # weigh question words by how few of the units read hold them
-COVERAGE = False  # after the lead, add the units that say question words not said yet
-ASK_LEAD = 0.0  # the best unit of the asked kind leads when it scores this share of the best
+MAX_ITEMS = 3
+ASK_BOOST = 0.5  # a unit of the kind the question asks for (asks.py) scores this much more
+TERM_IDF = True  # weigh question words by how few of the units read hold them
 
 _HTML = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -182,12 +180,6 @@ class _Scorer:
         idents = {i for i in self.identifiers if i in low}
         return terms, idents
 
-    def covered(self, unit: Unit) -> set[str]:
-        """The question's words and identifiers ``unit`` says (headings lend identifiers)."""
-        terms, idents = self.matched(unit)
-        heading = unit.heading.lower()
-        return terms | idents | {i for i in self.identifiers if heading and self.patterns[i].search(heading)}
-
     def score(self, unit: Unit) -> float:
         terms, idents = self.matched(unit)
         heading = unit.heading.lower()
@@ -206,40 +198,6 @@ class _Scorer:
         return factor * raw / damp + RANK_PRIOR / (1 + unit.rank)
 
 
-def _direct_first(scorer: _Scorer, scored: list[tuple[float, int, Unit]]) -> list[tuple[float, int, Unit]]:
-    """``scored`` with the best unit of the asked kind first (a default when a default is
-    asked: ``asks.py``) when it scores at least ``ASK_LEAD`` of the best unit: the direct
-    answer leads even when a sentence about the command shares more question words."""
-    if not ASK_LEAD or scorer.ask == "other":
-        return scored
-    direct = next((s for s in scored if s[2].source is not None and unit_answers(scorer.ask, s[2].source)), None)
-    if direct is None or direct is scored[0] or direct[0] < ASK_LEAD * scored[0][0]:
-        return scored
-    return [direct, *(s for s in scored if s is not direct)]
-
-
-def _by_coverage(scorer: _Scorer, scored: list[tuple[float, int, Unit]]) -> list[tuple[int, Unit]]:
-    """The lead (the best unit), then units in order of the question words they add that the
-    chosen ones do not say yet (each word by its weight), the unit's own score breaking ties:
-    a multi-part question gets a unit per part instead of three units of the first part."""
-    lead = scored[0]
-    chosen = [(lead[1], lead[2])]
-    covered = scorer.covered(lead[2])
-    words = len(lead[2].text.split())
-    rest = list(scored[1:])
-    while rest and len(chosen) < min(MAX_UNITS, MAX_CLAIMS) and words < TARGET_WORDS:
-        gains = [(sum(scorer.weight.get(w, 1.0) for w in scorer.covered(u) - covered), value, index, u)
-                 for value, index, u in rest]
-        gain, value, index, unit = max(gains, key=lambda g: (g[0], g[1], -g[2]))
-        if gain <= 0 or value < MIN_RELATIVE * lead[0]:
-            break
-        chosen.append((index, unit))
-        covered |= scorer.covered(unit)
-        words += len(unit.text.split())
-        rest = [r for r in rest if r[1] != index and r[2].text != unit.text]
-    return chosen
-
-
 def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
     scorer = _Scorer(question)
@@ -252,11 +210,6 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     scored = [s for s in scored if s[0] > 0]
     if not scored:
         return []
-    scored = _direct_first(scorer, scored)
-    if COVERAGE:
-        chosen = _by_coverage(scorer, scored)
-        chosen = [chosen[0], *sorted(chosen[1:], key=lambda t: (t[1].rank, t[1].position))]
-        return [(u.text, u.evidence_id) for _, u in chosen]
     best = scored[0][0]
     chosen: list[tuple[int, Unit]] = []
     said: set[str] = set()
