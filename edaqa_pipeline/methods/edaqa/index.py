@@ -1,21 +1,27 @@
-"""What the EDAQA method adds to an index snapshot: an identifier index over chunks.
+"""What the EDAQA method adds to an index snapshot: identifier recall over chunks.
 
 Every chunk's canonical identifiers (commands, ``-options``, ``command -option`` pairs,
 ORFS variables, message ids, file names; ``text.identifiers``) are extracted once when the
-method is built: prose with the prose rules, fenced code with the code rules (the first word
-of a line is a command there). A query's identifiers then select the chunks that carry them,
-weighted by how rare each identifier is (an idf over chunks), so ``-sink_clustering_size``
+method is built: prose lines with the prose rules, code lines (the parser's ``code`` kind)
+with the code rules (the first word of a line is a command there). They are a view of the one
+lexical index (``retrieval.lexical.LexicalIndex``, bm25s) whose terms are those identifiers,
+with ``k1 = 0``: a chunk scores an identifier's idf when it carries it, however often, so a
+long option table is not preferred over the row that names the option once. A query's
+identifiers, matched exactly or fuzzily against the index's (``IdentifierVocabulary``), then
+select the chunks that carry them, weighted by match quality x idf: ``-sink_clustering_size``
 finds its option row even when the words around it say nothing.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from edaqa_pipeline.retrieval.lexical import LexicalIndex
 from edaqa_pipeline.text.identifiers import IdentifierVocabulary, extract_identifiers
 
 
@@ -36,22 +42,17 @@ def chunk_identifiers(text: str, line_kinds: Sequence[str]) -> list[str]:
 
 @dataclass
 class ChunkIdentifierIndex:
-    """Postings identifier -> chunk rows, and their idf."""
+    """The chunks' identifiers as a lexical index, and their vocabulary for fuzzy matching."""
 
-    postings: dict[str, list[int]]
-    idf: dict[str, float]
+    lexical: LexicalIndex
     vocabulary: IdentifierVocabulary
 
     @classmethod
     def build(cls, records: list[dict[str, Any]]) -> ChunkIdentifierIndex:
         """``records``: the snapshot's chunk records (row order)."""
-        postings: dict[str, list[int]] = defaultdict(list)
-        for row, rec in enumerate(records):
-            for ident in chunk_identifiers(rec["text"], rec["line_kinds"]):
-                postings[ident].append(row)
-        n = max(len(records), 1)
-        idf = {ident: math.log(1 + n / len(rows)) for ident, rows in postings.items()}
-        return cls(dict(postings), idf, IdentifierVocabulary(postings))
+        lexical = LexicalIndex(token_lists=[chunk_identifiers(r["text"], r["line_kinds"]) for r in records],
+                               k1=0.0, b=0.0)
+        return cls(lexical, IdentifierVocabulary(lexical.vocabulary))
 
     def scores(self, query_ids: list[str]) -> dict[int, float]:
         """Chunk row -> sum over the query's identifiers it carries of match weight x idf."""
@@ -59,6 +60,7 @@ class ChunkIdentifierIndex:
             return {}
         out: dict[int, float] = defaultdict(float)
         for ident, weight in self.vocabulary.match(query_ids).items():
-            for row in self.postings.get(ident, ()):
-                out[row] += weight * self.idf[ident]
+            column = self.lexical.scores([ident])
+            for row in np.flatnonzero(column):
+                out[int(row)] += weight * float(column[row])
         return dict(out)

@@ -4,7 +4,8 @@ that earn their place on the dev sets.
 1. **Chunk recall, five paths** (``recall``), each a ranked list of chunks:
    * lexical: BM25 over the chunks' section path + text (the shared ``LexicalIndex``);
    * identifier: chunks carrying the query's canonical identifiers (commands, ``-options``,
-     ``command -option``, ORFS variables, message ids, files), idf-weighted, fuzzy-matched
+     ``command -option``, ORFS variables, message ids, files), fuzzy-matched and weighted by
+     their idf in a view of the one lexical index whose terms are each chunk's identifiers
      (``index.ChunkIdentifierIndex``; TechDocRAG's identifier-aware recall at chunk level);
      a lone backticked word of the question (`restructure`) joins them when the index knows
      it exactly (``text.identifiers.quoted_words``), in this path and the element path;
