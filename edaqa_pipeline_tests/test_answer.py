@@ -263,3 +263,20 @@ def test_every_citation_names_a_given_item(items, scripted_server):
     assert [(c.text, c.evidence_ids) for c in answer.claims] == [("The default is 20.", ("E1",))]
     assert answer.answerer == "llm:scripted"
     assert [d["text"] for d in answer.dropped] == ["The sinks are clustered before buffering."]
+
+
+def test_a_model_that_abstains_over_usable_evidence_yields_the_extractive_claims_labelled(scripted_server):
+    server = scripted_server([ok({"not_in_documents": True, "claims": []})])
+    answer = answer_question(QUESTION, [CTS], _client(server))
+    assert server.request_count == 1
+    assert answer.answerer == "extractive" and not answer.not_in_documents
+    assert answer.reason == ("the model did not answer (it abstained); the extractive claims of "
+                             "the same evidence are shown")
+    assert answer.claims and answer.claims[0].citations == ("cts.md:L75",)
+    assert "Not in the documents" not in answer.text
+
+
+def test_a_model_that_abstains_over_evidence_nothing_answers_abstains(scripted_server):
+    server = scripted_server([ok({"not_in_documents": True, "claims": []})])
+    answer = answer_question("How do I tune the coffee machine?", [GRT], _client(server))
+    assert answer.not_in_documents and answer.answerer == "llm:scripted" and answer.reason == ""
