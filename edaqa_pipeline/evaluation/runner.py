@@ -131,7 +131,10 @@ _CITATION = re.compile(r"^(?P<doc>.+):L(?P<start>\d+)(?:-L(?P<end>\d+))?$")
 
 
 def cites_gold(citations: Sequence[str], gold_spans: Sequence[Any]) -> bool:
-    """Whether a citation (``doc:Lx-Ly``) overlaps one of the gold spans (doc, start, end, ...)."""
+    """Whether a citation (``doc:Lx-Ly``) overlaps one of the gold spans (doc, start, end, ...).
+
+    A gold span without lines (a PDF page, a whole document) is met by any citation of its document.
+    """
     for citation in citations:
         match = _CITATION.match(citation)
         if not match:
@@ -139,7 +142,11 @@ def cites_gold(citations: Sequence[str], gold_spans: Sequence[Any]) -> bool:
         start = int(match.group("start"))
         end = int(match.group("end") or start)
         for doc, gold_start, gold_end, *_ in gold_spans:
-            if doc == match.group("doc") and start <= gold_end and gold_start <= end:
+            if doc != match.group("doc"):
+                continue
+            if gold_start is None or gold_end is None:  # a gold span naming its document (or page) only
+                return True
+            if start <= gold_end and gold_start <= end:
                 return True
     return False
 
