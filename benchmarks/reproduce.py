@@ -127,12 +127,13 @@ def compare(matrix: dict[str, Any], measured: dict[str, dict[str, Any]]) -> list
 
 
 def current_commit(repo: Path = REPO) -> str:
-    """Short sha of HEAD, ``+dirty`` when tracked or untracked (not ignored) files differ from it."""
+    """Short sha of HEAD, ``+dirty`` when tracked or untracked (not ignored) files differ from it;
+    the two files this script writes (the matrix and docs/results.md) do not count."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
     try:
         sha = git("rev-parse", "--short", "HEAD")
-        dirty = bool(git("status", "--porcelain"))
+        dirty = bool(git("status", "--porcelain", "--", ".", ":!benchmarks/matrix.yaml", ":!docs/results.md"))
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return sha + ("+dirty" if dirty else "")

@@ -35,6 +35,10 @@ from edaqa_pipeline.llm.progress import EMIT_EVERY_S, RequestProgress, Throughpu
 from edaqa_pipeline.text.counting import approx_tokens
 
 GUARD_TOKENS = 16
+# Sent with every request: a sampled request (temperature > 0, ChipMind's synthesis) repeats on
+# servers that honour a seed (llama.cpp exactly, OpenAI best-effort), so a cached or re-run
+# answer is the same answer.
+SAMPLING_SEED = 0
 
 
 class RequestCancelled(TimeoutError):
@@ -157,6 +161,7 @@ def stream_tool_call(
         **forced,
         max_tokens=max_tokens,
         temperature=temperature,
+        seed=SAMPLING_SEED,
         stream=True,
         stream_options={"include_usage": True},
         timeout=idle_timeout_s,
