@@ -190,9 +190,9 @@ def test_chipmind_with_smollm2_answers_through_the_verifier(tiny_llm, smollm2_ba
     client = _smollm2(smollm2_base_url, tmp_path, fallback=False, max_tokens=384, validation_retries=1)
     retriever = make_chipmind(IndexSnapshot.load(tiny_llm), "llm", llm=client, k0=1, delta_k=1,
                               k_max=2, max_iterations=1)
-    questions = ["What does the set_routing_alpha command trade off?",
-                 "Which command places the pins of the design?",
-                 "How do I display the routing congestion heat map in the GUI?"]
+    questions = ["How do I display the routing congestion heat map in the GUI?",
+                 "What does the set_routing_alpha command trade off?",
+                 "Which command places the pins of the design?"]
     failures = []
     for question in questions:
         result = retriever.retrieve(question, 5)

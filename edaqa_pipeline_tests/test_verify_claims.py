@@ -90,3 +90,35 @@ def test_the_verifier_binds_every_term_to_one_unit(claim: str, verified: bool) -
         assert len(verdict.bindings) == 1 and verdict.bindings[0].evidence_id == "E1"
     else:
         assert verdict.reason and "\n" not in verdict.reason
+
+
+PDN = """### define_power_grid
+
+```tcl
+define_power_grid -name name [-starts_with POWER|GROUND]
+```
+
+| Switch Name | Description |
+| --- | --- |
+| `-name` | Name of the grid. Required. |
+| `-starts_with` | Net of the first rail. Allowed values are `POWER` and `GROUND`. Default: `GROUND`. |
+"""
+
+
+@pytest.mark.parametrize(("claim", "verified", "line"), [
+    ("The default of `-starts_with` is `GROUND`.", True, 9),
+    ("`-starts_with`: Net of the first rail. Allowed values are `POWER` and `GROUND`. Default: `GROUND`.", True, 9),
+    ("define_power_grid -name name [-starts_with POWER|GROUND]", True, 3),
+    ("The default of `-starts_with` is `POWER`.", False, None),  # the synopsis lists values, not the default
+    ("`-starts_with` defaults to POWER.", False, None),
+])
+def test_a_synopsis_line_names_values_but_states_no_default(claim: str, verified: bool, line: int | None) -> None:
+    """A synopsis naming an option and its allowed values verifies neither value as the
+    default; a claim a row and the synopsis both hold is cited by the row it was written from."""
+    verdict = verify_claim(claim, [("E1", text_units(PDN, markdown_line_kinds(PDN)))])
+    assert verdict.verified is verified, verdict.reason
+    if verified:
+        (binding,) = verdict.bindings
+        assert binding.unit.first == line
+    else:
+        assert "GROUND" in verdict.reason or "no default" in verdict.reason

@@ -76,6 +76,14 @@ def unit_support(claim: str, unit: TextUnit) -> float:
     states its facts in names and numbers, not in words)."""
     if unit.kind == "code":
         return 1.0
+    return word_share(claim, unit)
+
+
+def word_share(claim: str, unit: TextUnit) -> float:
+    """Share of the claim's content words (its identifiers' words left out) in the unit, with
+    its table header and headings, whatever the unit's kind: what picks, among the units that
+    state a claim, the one it was written from (a table row over the synopsis line naming the
+    same option and values)."""
     named = set(content_terms(" ".join(claim_terms(claim).identifiers)))
     words = [w for w in content_terms(claim) if w not in named]
     if not words:

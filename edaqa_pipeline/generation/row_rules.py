@@ -94,6 +94,8 @@ def same_default(claim: str, terms: ClaimTerms, unit: TextUnit) -> bool:
     if not DEFAULT_ASKED.search(claim) or not (terms.numbers or terms.literals):
         return True
     default = stated_default(unit)
+    if unit.kind == "code":  # a synopsis lists the allowed values, not which one is the default
+        return bool(default) and bool(whole(default).search(claim))
     return not default or bool(whole(default).search(claim))
 
 

@@ -37,6 +37,7 @@ from edaqa_pipeline.generation.claim_terms import (
     names,
     unit_support,
     whole,
+    word_share,
 )
 from edaqa_pipeline.generation.claims import clean_claim
 from edaqa_pipeline.generation.row_rules import (
@@ -138,7 +139,7 @@ def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]]) ->
     holding = [b for b, (i, n, lit) in held if i >= wanted_i and n >= wanted_n and lit >= wanted_l]
     complete = [b for b in holding if not _rule_broken(text, terms, b, pool)]
     if complete:
-        best = max(complete, key=lambda b: unit_support(text, b.unit))
+        best = max(complete, key=lambda b: (unit_support(text, b.unit), word_share(text, b.unit)))
         return Verdict(True, "", (best,), unit_support(text, best.unit))
     if _COMPARISON.search(text) and len(terms.identifiers) + len(terms.numbers) + len(terms.literals) >= 2:
         for (a, ha), (b, hb) in combinations(held, 2):
@@ -146,8 +147,9 @@ def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]]) ->
                     and _side(ha, terms) and _side(hb, terms):
                 support = max(unit_support(text, a.unit), unit_support(text, b.unit))
                 return Verdict(True, "", (a, b), support)
-    if holding:
-        return Verdict(False, _rule_broken(text, terms, holding[0], pool))
+    if holding:  # the reason of the unit the claim is closest to (the row, not the synopsis)
+        closest = max(holding, key=lambda b: word_share(text, b.unit))
+        return Verdict(False, _rule_broken(text, terms, closest, pool))
     return Verdict(False, _missing(terms, held, cited))
 
 
@@ -158,7 +160,10 @@ def _rule_broken(claim: str, terms: ClaimTerms, binding: Binding, pool: Sequence
     if not about_row(claim, terms, unit):
         return f"the row of {eid} that names them is about {row_key(unit) or unit.cells[0]}, not what the claim names"
     if not same_default(claim, terms, unit):
-        return f"{eid} states the default as {stated_default(unit)}, not the value the claim gives"
+        stated = stated_default(unit)
+        if not stated:
+            return f"the {unit.kind} of {eid} that names them states no default"
+        return f"{eid} states the default as {stated}, not the value the claim gives"
     if not in_named_column(claim, terms, unit):
         return f"the number is not in the column of {eid}'s table that the claim names"
     if unit_support(claim, unit) < BINDING_SUPPORT:
