@@ -33,7 +33,7 @@ from edaqa_pipeline.assets import (
     training,
     units,
 )
-from edaqa_pipeline.io_manager import CorpusParquetIOManager
+from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.jobs import (
     assemble_corpus_job,
     build_chip_kg_job,

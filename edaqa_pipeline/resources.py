@@ -1,7 +1,7 @@
 """Dagster resources: the pipeline settings and the LLM client factory.
 
 Two ``ConfigurableResource`` classes live here; the IO manager that stores every asset's
-tables is in ``io_manager``.
+tables is in ``assets.io_manager``.
 
 ``PipelineSettings`` is a thin ``ConfigurableResource`` over ``settings.Settings``; empty fields
 fall back to the environment (``EDAQA_CORPUS``, ``EDAQA_STORAGE``, ``EDAQA_LANCEDB_URI``,

@@ -1,7 +1,7 @@
 """Dagster is used through its public API; the one exception lives in ``dagster_compat``.
 
 A name under ``dagster._...`` (or any Dagster package's ``_`` module) may move or change in any
-release. The pipeline imports none outside ``edaqa_pipeline/dagster_compat.py``, where each
+release. The pipeline imports none outside ``edaqa_pipeline/assets/dagster_compat.py``, where each
 use is one small function saying which public API is missing, so an upgrade that breaks one
 breaks there. The run-tag names the pipeline spells itself must stay the strings Dagster uses.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "edaqa_pipeline"
-ISOLATING_MODULE = "dagster_compat.py"
+ISOLATING_MODULE = "assets/dagster_compat.py"
 
 
 def _dagster_root(name: str) -> bool:
@@ -112,8 +112,8 @@ def test_resource_parameters_are_told_apart_as_asset_does() -> None:
     import polars as pl
     from dagster import Config, ResourceParam
 
-    from edaqa_pipeline.dagster_compat import is_resource_annotation
-    from edaqa_pipeline.io_manager import CorpusParquetIOManager
+    from edaqa_pipeline.assets.dagster_compat import is_resource_annotation
+    from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
     from edaqa_pipeline.resources import LLMResource, PipelineSettings
 
     class Options(Config):

@@ -34,8 +34,8 @@ def test_assets_materialise_with_checks(tmp_path, monkeypatch):
     from dagster import DagsterInstance, load_assets_from_modules, materialize
 
     from edaqa_pipeline.assets import datasheets, documents
+    from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
     from edaqa_pipeline.assets.partitions import DOCUMENTS
-    from edaqa_pipeline.io_manager import CorpusParquetIOManager
     from edaqa_pipeline.resources import LLMResource, PipelineSettings
 
     for var in ("EDAQA_LLM_BASE_URL", "EDAQA_LLM_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):

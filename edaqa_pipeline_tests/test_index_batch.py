@@ -124,7 +124,7 @@ def test_the_run_holds_no_written_table(batch):
     """``execute_in_process`` keeps every step's output value until the run ends: a written
     per-document frame must have been let go (``KEEP_STORED`` in its place), while every good
     document's table is on disk."""
-    from edaqa_pipeline.io_manager import KEEP_STORED
+    from edaqa_pipeline.assets.io_manager import KEEP_STORED
 
     for asset in ("parsed_documents", "chunks", "chunk_embeddings"):
         held = batch.first.output_for_node(asset)

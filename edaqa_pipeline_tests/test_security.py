@@ -299,7 +299,7 @@ def _materialise_with_llm(corpus: Path, storage: Path, llm: Any, instance: Any,
     from dagster import materialize
 
     from edaqa_pipeline.assets.documents import parsed_documents, typed_artifacts
-    from edaqa_pipeline.io_manager import CorpusParquetIOManager
+    from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
     from edaqa_pipeline_tests.dagster_fixtures import pipeline_settings
 
     cfg = make_settings(corpus, storage)

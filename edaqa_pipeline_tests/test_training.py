@@ -220,8 +220,8 @@ def _materialize_training(storage: Path, documents: list[str]):  # type: ignore[
 
     from edaqa_pipeline.assets import documents as document_assets
     from edaqa_pipeline.assets import indexes, training, units
+    from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
     from edaqa_pipeline.assets.partitions import DOCUMENTS
-    from edaqa_pipeline.io_manager import CorpusParquetIOManager
     from edaqa_pipeline.resources import LLMResource, PipelineSettings
 
     instance = DagsterInstance.ephemeral()

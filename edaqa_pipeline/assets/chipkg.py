@@ -26,12 +26,12 @@ from dagster import (
     multi_asset,
 )
 
+from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
 from edaqa_pipeline.checks import problems_result
 from edaqa_pipeline.graphs.chipkg.checks import kg_problems
 from edaqa_pipeline.graphs.chipkg.store import NODES_TABLE, TRIPLES_TABLE, build_kg
 from edaqa_pipeline.graphs.chipkg.vectors import vector_problems, with_vectors
-from edaqa_pipeline.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.retrieval.encoders import base_encoder
 

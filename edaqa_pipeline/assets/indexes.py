@@ -33,11 +33,11 @@ from dagster import (
 
 from edaqa_pipeline.assets import document_state
 from edaqa_pipeline.assets.document_specs import DocumentResult
+from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS, DOCUMENTS
 from edaqa_pipeline.assets.per_document import document_asset
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.embedder import Embedder, vectors_of

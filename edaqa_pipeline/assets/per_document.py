@@ -58,6 +58,7 @@ from dagster import (
 
 from edaqa_pipeline.assets import document_state as state
 from edaqa_pipeline.assets import progress
+from edaqa_pipeline.assets.dagster_compat import is_resource_annotation
 from edaqa_pipeline.assets.document_specs import (
     IO_PARAM,
     SETTINGS_PARAM,
@@ -66,10 +67,9 @@ from edaqa_pipeline.assets.document_specs import (
     DocumentResult,
     drop_stale_document_rows,
 )
+from edaqa_pipeline.assets.io_manager import KEEP_STORED, PER_DOCUMENT_INPUT, CorpusParquetIOManager
 from edaqa_pipeline.assets.partitions import FORCE_TAG, ISOLATE_FAILURES_TAG, documents_partitions
 from edaqa_pipeline.checks import PendingExpectations, expectation_check
-from edaqa_pipeline.dagster_compat import is_resource_annotation
-from edaqa_pipeline.io_manager import KEEP_STORED, PER_DOCUMENT_INPUT, CorpusParquetIOManager
 from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.storage.tables import compact
 from edaqa_pipeline.validation.expectations import run_suite

@@ -32,9 +32,9 @@ from dagster import (
 )
 from pydantic import Field
 
+from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.assets.units import ALL_PARTITIONS
 from edaqa_pipeline.checks import problems_result
-from edaqa_pipeline.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.model import CHUNKS_SCHEMA
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.storage.hashing import content_hash

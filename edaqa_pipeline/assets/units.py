@@ -29,8 +29,8 @@ from dagster import (
 )
 
 from edaqa_pipeline.assets.document_state import DOCUMENTS_SHA, documents_sha
+from edaqa_pipeline.assets.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.graphs.functional_units import UNIT_TABLE_NAMES, assemble_units
-from edaqa_pipeline.io_manager import CorpusParquetIOManager
 from edaqa_pipeline.model import ARTIFACTS_SCHEMA, CHUNKS_SCHEMA, OCCURRENCES_SCHEMA
 from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.validation import structure
