@@ -17,6 +17,7 @@ from itertools import pairwise
 from edaqa_pipeline.generation.claims import clean_claim
 from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.text.identifiers import extract_identifiers
+from edaqa_pipeline.text.markup import UNDERSCORE_STRONG
 from edaqa_pipeline.text.quantities import NUMBER, unit_at
 from edaqa_pipeline.text.tokens import content_terms
 
@@ -61,8 +62,11 @@ def identifiers_of(text: str) -> frozenset[str]:
 
 
 def names(ident: str, text: str) -> bool:
-    """Whether ``text`` names identifier ``ident`` as a whole identifier."""
+    """Whether ``text`` names identifier ``ident`` as a whole identifier (Markdown's
+    ``__verbose_level__`` names ``verbose_level``)."""
     if ident in identifiers_of(text) or whole(ident).search(text):
+        return True
+    if "__" in text and names(ident, UNDERSCORE_STRONG.sub(r"\1", text).replace("__", " ")):
         return True
     if " -" in ident:  # "cmd -option": both, each whole
         command, _, option = ident.partition(" -")

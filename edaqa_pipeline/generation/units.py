@@ -19,6 +19,7 @@ import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS
 from edaqa_pipeline.parsing.lines import heading_level, heading_text
 from edaqa_pipeline.text.markup import table_cells
 from edaqa_pipeline.text.sentences import split_sentences
@@ -76,15 +77,23 @@ def text_units(text: str, line_kinds: Sequence[str], pdf: bool = False) -> list[
     header = ""
     block = 0
     previous = "blank"
+    in_list_item = False
 
     def context() -> tuple[str, ...]:
         return tuple(headings[level] for level in sorted(headings))
 
     def flush() -> None:
-        if paragraph:
+        joined = " ".join(line.strip() for line in paragraph)
+        if paragraph and in_list_item and len(joined) <= MAX_CLAIM_CHARS:
+            # a short list item is one unit: "verbose_level [0-10, int] : Set verbose level.
+            # Default: 1" gives the option's range and default, split into sentences the
+            # default would be nobody's
+            out.append(TextUnit("sentence", joined, paragraph_start,
+                                paragraph_start + len(paragraph) - 1, context(), block=block))
+        elif paragraph:
             out.extend(TextUnit("sentence", s, a, b, context(), block=block)
                        for s, a, b in _sentences(paragraph, paragraph_start))
-            paragraph.clear()
+        paragraph.clear()
 
     for offset, (line, kind) in enumerate(zip(text.split("\n"), line_kinds, strict=True)):
         family = "code" if kind in ("code", "code_fence") else "table" if kind.startswith("table") else kind
@@ -120,6 +129,7 @@ def text_units(text: str, line_kinds: Sequence[str], pdf: bool = False) -> list[
             flush()
         if not paragraph:
             paragraph_start = offset
+            in_list_item = kind == "list_item"
         paragraph.append(line)
     flush()
     return out
