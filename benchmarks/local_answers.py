@@ -76,8 +76,12 @@ def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, An
         client = OpenAICompatibleClient(base_url=url, api_key=None, model=alias, cache_dir=None,
                                         timeout_s=600, max_retries=0, validation_retries=1)
         started = time.monotonic()
-        answers = [answer_question(item.question, packed, client, packed=True, answer_format=fmt)
-                   for item, packed in packs]
+        answers = []
+        for item, packed in packs:  # a line per question: a long run shows where it is
+            asked = time.monotonic()
+            answers.append(answer_question(item.question, packed, client, packed=True, answer_format=fmt))
+            print(f"  {item.id}: {answers[-1].answerer}, {len(answers[-1].claims)} claims, "
+                  f"{time.monotonic() - asked:.0f} s", flush=True)
         seconds = time.monotonic() - started
     rows = []
     for (item, packed), shown, quoted in zip(packs, answers, extractive, strict=True):

@@ -14,6 +14,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from edaqa_pipeline.extraction.datasheets import property_llm
 from edaqa_pipeline.extraction.datasheets.property_llm import (
     DatasheetProperty,
@@ -95,3 +97,14 @@ def test_offline_answers_fill_the_shared_fields_alike() -> None:
         "value_max": None, "unit": "V", "conditions": ""}
     assert chunk_prop.source_chunk_id == "c1"
     assert (part_prop.block, part_prop.reference) == ("General > Electrical", "Supply voltage 3.3 V")
+
+
+def test_an_empty_answer_for_a_chunk_that_states_values_is_refused() -> None:
+    """A model that answers "no properties" for a chunk the rules find a value in is asked
+    again (and, failing that, the rules answer): an empty list is not a way out."""
+    from edaqa_pipeline.extraction.datasheets.property_llm import validate_properties
+
+    with pytest.raises(ValueError, match="the chunk states 1"):
+        validate_properties(PropertyList(properties=[]), property_llm.llm_inputs(CHUNK, "power"))
+    quiet = {**CHUNK, "text": "Revision history follows."}
+    validate_properties(PropertyList(properties=[]), property_llm.llm_inputs(quiet, "power"))

@@ -105,8 +105,15 @@ def _offline(inputs: Mapping[str, Any]) -> BaseModel:
 
 
 def validate_properties(result: BaseModel, inputs: Mapping[str, Any]) -> None:
-    """Source chunk ids must be the input chunk; each property needs a name and a value."""
+    """Source chunk ids must be the input chunk; each property needs a name and a value; a
+    chunk in which the rule extractor finds properties may not be answered with none."""
     assert isinstance(result, PropertyList)
+    if not result.properties and "chunk" in inputs:
+        stated = offline_chunk_properties(dict(inputs["chunk"]))
+        if stated:  # an empty answer for a chunk that states values is not an answer
+            names = ", ".join(sorted({str(r["name"]) for r in stated})[:5])
+            raise ValueError(f"no properties, but the chunk states {len(stated)} (e.g. {names}); "
+                             "report every property the chunk states")
     allowed = {inputs["chunk_id"]}
     for i, prop in enumerate(result.properties):
         if prop.source_chunk_id not in allowed:
