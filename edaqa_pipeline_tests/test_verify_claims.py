@@ -122,3 +122,16 @@ def test_a_synopsis_line_names_values_but_states_no_default(claim: str, verified
         assert binding.unit.first == line
     else:
         assert "GROUND" in verdict.reason or "no default" in verdict.reason
+
+
+@pytest.mark.parametrize(("item", "claim", "verified"), [
+    # a list item about one option is one unit: its range and its default stay together
+    ("* __verbose_level__ [0-10, int] : Set verbose level. Default: 1",
+     "The default of verbose_level is 1.", True),
+    # an item naming two options keeps its sentences apart: no number joins the other option
+    ("- `-max_fanout` sets the fanout limit. The limit for `-max_cap` is 20.",
+     "The fanout limit `-max_fanout` is 20.", False),
+])
+def test_a_list_item_is_one_unit_only_when_it_is_about_one_thing(item: str, claim: str, verified: bool) -> None:
+    units = text_units(item, markdown_line_kinds(item))
+    assert verify_claim(claim, [("E1", units)]).verified is verified

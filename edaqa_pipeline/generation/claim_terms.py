@@ -66,8 +66,8 @@ def names(ident: str, text: str) -> bool:
     ``__verbose_level__`` names ``verbose_level``)."""
     if ident in identifiers_of(text) or whole(ident).search(text):
         return True
-    if "__" in text and names(ident, UNDERSCORE_STRONG.sub(r"\1", text).replace("__", " ")):
-        return True
+    if "__" in text and (plain := UNDERSCORE_STRONG.sub(r"\1", text)) != text and names(ident, plain):
+        return True  # each substitution shortens the text, so this ends
     if " -" in ident:  # "cmd -option": both, each whole
         command, _, option = ident.partition(" -")
         return bool(whole(command).search(text) and whole("-" + option).search(text))

@@ -128,8 +128,8 @@ def units_of(text: str, evidence_id: str, rank: int, line_kinds: Sequence[str] |
     """The quotable units of one item's text (``units.text_units``, by the parser's kind of
     each line; None: the parser classifies ``text`` now), cleaned for reading: Markdown
     markers removed, a row as ``cell: cell``, no Tcl comment lines, none longer than a claim.
-    A row too long for one claim (an option whose description runs to a paragraph) gives one
-    unit per sentence of its last cell, each led by the row's other cells
+    A two-cell row too long for one claim (an option whose description runs to a paragraph)
+    gives one unit per sentence of its description, each led by the option
     (``-sink_clustering_size: If this is not specified, ...``): every word is still the
     row's, and the verifier finds the claim in that one row."""
     if line_kinds is None:
@@ -150,11 +150,13 @@ def units_of(text: str, evidence_id: str, rank: int, line_kinds: Sequence[str] |
 
 
 def _row_pieces(source: TextUnit) -> list[tuple[str, TextUnit]]:
-    """A row as ``cell: cell``; a row longer than a claim, one piece per sentence of its last
-    cell (each piece's ``source`` holds only its own words, so the ask it answers is its own)."""
+    """A row as ``cell: cell``; a two-cell row (``option | description``) longer than a claim,
+    one piece per sentence of its description (each piece's ``source`` text is its own words,
+    so the ask it answers is its own). A row of more cells is not split: a piece naming one of
+    its value columns would not be verified against the header."""
     cells = [c for c in (_clean(c) for c in source.cells) if c]
     whole = ": ".join(cells)
-    if len(whole) <= MAX_UNIT_CHARS or len(cells) < 2:
+    if len(whole) <= MAX_UNIT_CHARS or len(cells) != 2:  # only an ``option | description`` row
         return [(whole, source)]
     lead = ": ".join(cells[:-1])
     return [(f"{lead}: {sentence}", replace(source, text=f"{lead}: {sentence}"))

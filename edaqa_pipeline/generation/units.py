@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS
 from edaqa_pipeline.parsing.lines import heading_level, heading_text
+from edaqa_pipeline.text.identifiers import extract_identifiers
 from edaqa_pipeline.text.markup import table_cells
 from edaqa_pipeline.text.sentences import split_sentences
 
@@ -84,10 +85,12 @@ def text_units(text: str, line_kinds: Sequence[str], pdf: bool = False) -> list[
 
     def flush() -> None:
         joined = " ".join(line.strip() for line in paragraph)
-        if paragraph and in_list_item and len(joined) <= MAX_CLAIM_CHARS:
-            # a short list item is one unit: "verbose_level [0-10, int] : Set verbose level.
-            # Default: 1" gives the option's range and default, split into sentences the
-            # default would be nobody's
+        if (paragraph and in_list_item and len(joined) <= MAX_CLAIM_CHARS
+                and len(set(extract_identifiers(joined))) <= 1):
+            # a short list item about one thing is one unit: "verbose_level [0-10, int] : Set
+            # verbose level. Default: 1" gives the option's range and default, split into
+            # sentences the default would be nobody's; an item naming two identifiers keeps its
+            # sentences apart, so a number cannot be joined to the other identifier
             out.append(TextUnit("sentence", joined, paragraph_start,
                                 paragraph_start + len(paragraph) - 1, context(), block=block))
         elif paragraph:

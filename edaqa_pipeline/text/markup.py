@@ -17,7 +17,7 @@ FENCE = re.compile(r"^(?P<indent>\s*)(?P<mark>`{3,}|~{3,})(?P<info>.*)$")
 # A list item's marker: ``-``, ``*``, ``+``, ``1.`` or ``1)`` followed by a space.
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 # strong emphasis written with underscores: "__verbose_level__" reads (and renders) "verbose_level"
-UNDERSCORE_STRONG = re.compile(r"(?<!\w)__(\S(?:.*?\S)?)__(?!\w)")
+UNDERSCORE_STRONG = re.compile(r"(?<![\w`])__(\S(?:[^`\n]{0,200}?\S)?)__(?![\w`])")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
