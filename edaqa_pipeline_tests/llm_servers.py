@@ -115,6 +115,8 @@ def llama_server(
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(n_ctx),
+        # every core decodes (the server's default is half of them: 1 on a 2-core machine)
+        "--n_threads", str(os.cpu_count() or 1),
     ]  # fmt: skip
     if log_path is None:
         log_path = Path(tempfile.mkdtemp(prefix="llama-server-")) / "server.log"
