@@ -20,6 +20,7 @@ DESCRIPTION = """Question answering over EDA documentation with cited evidence.
   edaqa ask "how do I enable sink clustering?"     answer with citations
   edaqa eval --qa questions.jsonl                  compare methods on a QA set
   edaqa serve                                      HTTP API (POST /ask, OpenAI /v1)
+  edaqa mcp                                        MCP server for agents (stdio or HTTP)
 
 --corpus / --storage default to $EDAQA_CORPUS / $EDAQA_STORAGE."""
 

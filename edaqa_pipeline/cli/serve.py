@@ -1,8 +1,9 @@
-"""``edaqa serve``: start the HTTP surface of the service (``edaqa_pipeline.service.http``).
+"""``edaqa serve`` and ``edaqa mcp``: start the HTTP and MCP surfaces of the service
+(``edaqa_pipeline.service.http``, ``edaqa_pipeline.service.mcp_server``).
 
-This module parses the arguments, opens the service, prints where it listens and hands the
-app to uvicorn (which comes with dagster-webserver, so no new dependency), bound to 127.0.0.1
-unless ``--host`` says otherwise. The routes, their responses and the one-request-at-a-time
+This module parses the arguments, opens the service, prints where it listens (on stderr: the
+MCP stdio transport owns stdout) and hands the app to uvicorn (which comes with
+dagster-webserver) or to the MCP SDK, bound to 127.0.0.1 unless ``--host`` says otherwise. The routes, their responses and the one-request-at-a-time
 lock are the app's (see ``service/http.py``); the index is loaded once at start and each
 method's retriever is built on first use and kept.
 """
@@ -33,6 +34,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from edaqa_pipeline.service.http import AnswerServer
+    from edaqa_pipeline.service.mcp_server import check_transport, run_mcp
+
+    try:  # stdout is the stdio transport's: everything else goes to stderr
+        check_transport(args.transport, args.host)
+        server = AnswerServer.open(args.storage, args.answers, args.method, args.k)
+    except service.ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    where = "stdio" if args.transport == "stdio" else f"http://{args.host}:{args.port}/mcp"
+    print(f"edaqa mcp: {where} (methods: {', '.join(server.methods)}; answers: {server.answerer})",
+          file=sys.stderr, flush=True)
+    run_mcp(server, args.transport, args.host, args.port)
+    return 0
+
+
 def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("serve", help="serve cited answers over HTTP (also OpenAI-compatible)",
                        description="HTTP API: POST /ask, GET /v1/models, POST /v1/chat/completions "
@@ -45,3 +63,16 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     answers_argument(p)
     p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_cmd_serve)
+
+    p = sub.add_parser("mcp", help="serve search, cited answers and source lines to MCP clients",
+                       description="MCP server (tools: search, ask, read_lines, list_documents, "
+                       "list_methods) over stdio, as editors launch it, or streamable HTTP at "
+                       "http://127.0.0.1:PORT/mcp.")
+    storage_argument(p)
+    p.add_argument("--transport", default="stdio", choices=["stdio", "http"])
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address: loopback only")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    p.add_argument("--method", default=None, help="default method (default: edaqa when built)")
+    p.add_argument("--k", type=int, default=5, help="evidence items per question (default 5)")
+    answers_argument(p)
+    p.set_defaults(func=_cmd_mcp)

@@ -1,0 +1,137 @@
+"""The MCP surface of the service: search, cited answers and source lines for coding agents.
+
+An engineer writing a flow script with an agent in an editor asks through the Model Context
+Protocol (the official Python SDK, ``mcp`` 2.x: ``MCPServer``). ``edaqa mcp`` serves it over
+stdio (what editors launch) or streamable HTTP on loopback. Every tool calls the same
+``EdaqaService`` as ``edaqa ask`` and ``edaqa serve`` (through ``AnswerServer``: its default
+method and k, its answerer, its one-answer-at-a-time lock), so an agent gets the record a
+person gets:
+
+* ``search``: ranked evidence with citations and text, no answer (cheap; for an agent that
+  reads and decides itself);
+* ``ask``: the cited answer: verified claims, their narrowed citations, the answerer, and the
+  numbered evidence;
+* ``read_lines``: the indexed lines behind a citation (at most ``sources.MAX_LINES``);
+* ``list_documents``, ``list_methods``.
+
+A bad argument (unknown method or document, empty question, bad k or range) is the tool's
+error result with the ``ServiceError`` message, never a crash; the server keeps serving.
+The HTTP transport binds loopback only and checks the Host header (DNS rebinding): the
+HTTP API's token does not cover it, so it is not offered off the machine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from edaqa_pipeline.service.errors import ServiceError
+from edaqa_pipeline.service.sources import MAX_LINES
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from edaqa_pipeline.service.http import AnswerServer
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+TRANSPORTS = ("stdio", "http")
+INSTRUCTIONS = (
+    "EDAQA answers questions about EDA tool documentation (OpenROAD manuals, datasheets) with "
+    "citations to exact source lines. Use `ask` for an answer whose every claim is verified "
+    "against the cited lines; use `search` to read the ranked evidence yourself; use "
+    "`read_lines` to see the lines around a citation such as cts.md:L73-L75."
+)
+
+Question = Annotated[str, Field(description="the question in plain words, e.g. 'What is the "
+                                            "default of -sink_clustering_size in clock_tree_synthesis?'")]
+Method = Annotated[str | None, Field(description="retrieval method (list_methods); omit for the "
+                                                 "server's default, normally edaqa")]
+K = Annotated[int | None, Field(description="evidence items to retrieve (1-100); omit for the "
+                                            "server's default")]
+
+
+def _checked(call: Any, *args: Any) -> Any:
+    """``call(*args)``, a ``ServiceError`` turned into the tool's error result (its message)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        return call(*args)
+    except ServiceError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def create_mcp_server(server: AnswerServer) -> MCPServer:
+    """The MCP server of ``server``'s tools (listed in the module docstring)."""
+    from mcp.server.mcpserver import MCPServer
+
+    app = MCPServer(name="edaqa", instructions=INSTRUCTIONS, log_level="WARNING")
+    service = server.service
+
+    @app.tool()
+    def search(question: Question, method: Method = None, k: K = None) -> dict[str, Any]:
+        """Retrieve the evidence a method ranks highest for a question: each item's citation
+        (document and lines, or PDF page), text and score, best first. No answer is written."""
+        chosen = server.default_method if method in (None, "") else method
+        result = _checked(service.retrieve, question, chosen, server.k if k is None else k)
+        return {"question": question, "method": result.method,
+                "evidence": [item.to_json() for item in result.items]}
+
+    @app.tool()
+    def ask(question: Question, method: Method = None, k: K = None) -> dict[str, Any]:
+        """Answer a question from the documents. Returns the answer text with inline citations,
+        its claims (each verified against the cited lines, with narrowed citations), which
+        answerer wrote it, whether the documents do not answer it, and the evidence items."""
+        return _checked(server.ask, question, method, k)
+
+    @app.tool()
+    def read_lines(
+        document: Annotated[str, Field(description="an indexed document, as list_documents "
+                                                   "and citations name it (e.g. cts.md)")],
+        start: Annotated[int, Field(description="first line, 1-based")],
+        end: Annotated[int, Field(description=f"last line, inclusive; at most {MAX_LINES} lines")],
+    ) -> dict[str, Any]:
+        """The indexed text of lines start..end of a Markdown document: what a citation such
+        as cts.md:L73-L75 points at. Widen the range a few lines to see the context."""
+        return _checked(service.read_lines, document, start, end).to_json()
+
+    @app.tool()
+    def list_documents() -> dict[str, Any]:
+        """The documents the index holds (names as citations give them)."""
+        return {"storage": str(service.storage), "documents": service.documents}
+
+    @app.tool()
+    def list_methods() -> dict[str, Any]:
+        """The retrieval methods built here and the default one."""
+        return {"methods": service.methods, "default": server.default_method,
+                "answerer": server.answerer}
+
+    return app
+
+
+def check_transport(transport: str, host: str) -> None:
+    """``ServiceError`` unless ``transport`` is ``stdio``, or ``http`` on a loopback ``host``."""
+    if transport not in TRANSPORTS:
+        raise ServiceError(f"transport {transport!r}: choose from {', '.join(TRANSPORTS)}")
+    if transport == "http" and host not in LOOPBACK:
+        raise ServiceError(f"edaqa mcp serves HTTP on loopback only ({', '.join(LOOPBACK)}), "
+                           f"not {host!r}: use stdio, or put an authenticating proxy in front")
+
+
+def run_mcp(server: AnswerServer, transport: str, host: str, port: int) -> None:
+    """Serve ``server`` over ``transport`` (``stdio`` or ``http``: streamable HTTP at
+    ``http://host:port/mcp``, loopback only, Host header checked)."""
+    import anyio
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    check_transport(transport, host)
+    app = create_mcp_server(server)
+    if transport == "stdio":
+        anyio.run(app.run_stdio_async)
+        return
+
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")],
+        allowed_origins=[f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")])
+    anyio.run(lambda: app.run_streamable_http_async(host=host, port=port, transport_security=security))
