@@ -11,6 +11,7 @@ method's retriever is built on first use and kept.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from edaqa_pipeline import service
@@ -20,17 +21,23 @@ from edaqa_pipeline.cli.query import answers_argument, storage_argument
 def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from edaqa_pipeline.service.guard import check_bind
     from edaqa_pipeline.service.http import AnswerServer, create_app
 
+    token = os.environ.get("EDAQA_API_TOKEN") or None
     try:
+        check_bind(args.host, token, args.insecure_no_auth)
         server = AnswerServer.open(args.storage, args.answers, args.method, args.k)
     except service.ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.insecure_no_auth and not token:
+        print(f"warning: serving {args.host} without authentication", file=sys.stderr)
     print(f"edaqa serve: http://{args.host}:{args.port} (OpenAI base URL "
           f"http://{args.host}:{args.port}/v1; models: {', '.join(server.methods)}; "
           f"answers: {server.answerer})", file=sys.stderr, flush=True)
-    uvicorn.run(create_app(server), host=args.host, port=args.port, log_level=args.log_level)
+    app = create_app(server, host=args.host, port=args.port, token=token)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 
@@ -56,8 +63,11 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
                        description="HTTP API: POST /ask, GET /v1/models, POST /v1/chat/completions "
                        "(model = method).")
     storage_argument(p)
-    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1); any "
+                   "other needs EDAQA_API_TOKEN (clients send 'Authorization: Bearer TOKEN')")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--insecure-no-auth", action="store_true",
+                   help="serve a non-loopback --host without EDAQA_API_TOKEN")
     p.add_argument("--method", default=None, help="default method (default: edaqa when built)")
     p.add_argument("--k", type=int, default=5, help="evidence items per question (default 5)")
     answers_argument(p)

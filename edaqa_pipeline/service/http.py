@@ -13,7 +13,8 @@ beside it and call the same ``EdaqaService``. Routes:
 * ``GET /health``.
 
 Bad requests get the ``ServiceError``'s status with a message (OpenAI's ``{"error":
-{"message", "type", "param", "code"}}`` shape on the ``/v1`` routes). ``AnswerServer``
+{"message", "type", "param", "code"}}`` shape on the ``/v1`` routes); ``guard.py`` checks the
+Host header, the bearer token and the body (type, size, depth) before a route reads it. ``AnswerServer``
 answers one request at a time (one lock around answering): a local model serves one request
 at a time anyway. The service itself does not need that lock; the retrievers are safe to
 call concurrently.
@@ -31,7 +32,10 @@ from typing import Any
 from edaqa_pipeline.service.clients import answer_client, answerer_name
 from edaqa_pipeline.service.core import EdaqaService
 from edaqa_pipeline.service.errors import CONFLICT, ServiceError
+from edaqa_pipeline.service.guard import GuardMiddleware, error_body, read_json
 from edaqa_pipeline.service.requests import check_k
+
+MAX_MESSAGES = 100  # turns of one chat request
 
 
 class AnswerServer:
@@ -83,12 +87,18 @@ def question_of(messages: Any) -> str:
     """The text of the last user message (string content or a list of text parts)."""
     if not isinstance(messages, list) or not messages:
         raise ServiceError("'messages' must be a non-empty list", param="messages")
+    if len(messages) > MAX_MESSAGES:
+        raise ServiceError(f"'messages' has {len(messages)} messages; at most {MAX_MESSAGES}",
+                           param="messages")
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
             content = message.get("content")
             if isinstance(content, list):
-                content = " ".join(p.get("text", "") for p in content
-                                   if isinstance(p, dict) and p.get("type") == "text")
+                parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+                if not all(isinstance(p, str) for p in parts):
+                    raise ServiceError("a text part of the user message has no string 'text'",
+                                       param="messages")
+                content = " ".join(parts)
             if isinstance(content, str) and content.strip():
                 return content
             break
@@ -105,8 +115,10 @@ def chat_content(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def create_app(server: AnswerServer) -> Any:
-    """The Starlette app of ``server`` (routes in the module docstring)."""
+def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 8000,
+               token: str | None = None) -> Any:
+    """The app of ``server`` (routes in the module docstring) behind ``guard.GuardMiddleware``
+    for a server bound to ``host``:``port`` that requires ``token`` (None: no token)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
@@ -114,21 +126,9 @@ def create_app(server: AnswerServer) -> Any:
     from starlette.routing import Route
 
     def error(exc: ServiceError, openai_shape: bool) -> JSONResponse:
-        if openai_shape:
-            body = {"error": {"message": str(exc), "type": "invalid_request_error",
-                              "param": exc.param, "code": exc.code}}
-        else:
-            body = {"error": str(exc)}
-        return JSONResponse(body, status_code=exc.status)
+        return JSONResponse(error_body("/v1" if openai_shape else "/", exc), status_code=exc.status)
 
-    async def body_of(request: Request) -> dict[str, Any]:
-        try:
-            body = json.loads(await request.body() or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ServiceError("the request body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise ServiceError("the request body must be a JSON object")
-        return body
+    body_of = read_json
 
     async def ask(request: Request) -> JSONResponse:
         try:
@@ -180,9 +180,10 @@ def create_app(server: AnswerServer) -> Any:
         return JSONResponse({"status": "ok", "methods": server.methods,
                              "default_method": server.default_method, "answerer": server.answerer})
 
-    return Starlette(routes=[
+    app = Starlette(routes=[
         Route("/ask", ask, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
     ])
+    return GuardMiddleware(app, host=host, port=port, token=token)

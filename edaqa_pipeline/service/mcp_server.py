@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from edaqa_pipeline.service.errors import ServiceError
+from edaqa_pipeline.service.guard import LOOPBACK_HOSTS
+from edaqa_pipeline.service.requests import MAX_K
 from edaqa_pipeline.service.sources import MAX_LINES
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 
     from edaqa_pipeline.service.http import AnswerServer
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TRANSPORTS = ("stdio", "http")
 INSTRUCTIONS = (
     "EDAQA answers questions about EDA tool documentation (OpenROAD manuals, datasheets) with "
@@ -47,8 +48,8 @@ Question = Annotated[str, Field(description="the question in plain words, e.g. '
                                             "default of -sink_clustering_size in clock_tree_synthesis?'")]
 Method = Annotated[str | None, Field(description="retrieval method (list_methods); omit for the "
                                                  "server's default, normally edaqa")]
-K = Annotated[int | None, Field(description="evidence items to retrieve (1-100); omit for the "
-                                            "server's default")]
+K = Annotated[int | None, Field(description=f"evidence items to retrieve (1-{MAX_K}); omit for "
+                                            "the server's default")]
 
 
 def _checked(call: Any, *args: Any) -> Any:
@@ -113,8 +114,8 @@ def check_transport(transport: str, host: str) -> None:
     """``ServiceError`` unless ``transport`` is ``stdio``, or ``http`` on a loopback ``host``."""
     if transport not in TRANSPORTS:
         raise ServiceError(f"transport {transport!r}: choose from {', '.join(TRANSPORTS)}")
-    if transport == "http" and host not in LOOPBACK:
-        raise ServiceError(f"edaqa mcp serves HTTP on loopback only ({', '.join(LOOPBACK)}), "
+    if transport == "http" and host not in LOOPBACK_HOSTS:
+        raise ServiceError(f"edaqa mcp serves HTTP on loopback only ({', '.join(LOOPBACK_HOSTS)}), "
                            f"not {host!r}: use stdio, or put an authenticating proxy in front")
 
 

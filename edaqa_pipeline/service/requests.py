@@ -15,12 +15,17 @@ from typing import Any
 from edaqa_pipeline.service.errors import NOT_FOUND, ServiceError
 
 MAX_K = 50  # evidence items one request may ask for: the answer packs ~2k tokens anyway
+MAX_QUESTION_CHARS = 2000  # a question, not a document: longer text is pasted by mistake
 
 
 def check_question(question: Any) -> str:
-    """``question`` stripped; 400 unless it is a non-empty string."""
+    """``question`` stripped; 400 unless it is a non-empty string of at most
+    ``MAX_QUESTION_CHARS`` characters."""
     if not isinstance(question, str) or not question.strip():
         raise ServiceError("'question' must be a non-empty string", param="question")
+    if len(question.strip()) > MAX_QUESTION_CHARS:
+        raise ServiceError(f"'question' is {len(question.strip())} characters; at most "
+                           f"{MAX_QUESTION_CHARS}", param="question")
     return question.strip()
 
 
