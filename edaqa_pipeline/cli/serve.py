@@ -3,9 +3,10 @@
 
 This module parses the arguments, opens the service, prints where it listens (on stderr: the
 MCP stdio transport owns stdout) and hands the app to uvicorn (which comes with
-dagster-webserver) or to the MCP SDK, bound to 127.0.0.1 unless ``--host`` says otherwise. The routes, their responses and the one-request-at-a-time
-lock are the app's (see ``service/http.py``); the index is loaded once at start and each
-method's retriever is built on first use and kept.
+dagster-webserver) or to the MCP SDK, bound to 127.0.0.1 unless ``--host`` says otherwise.
+The routes, their responses and their checks are the app's (``service/http.py``,
+``service/guard.py``); the index is loaded once at start and each method's retriever is
+built on first use and kept.
 """
 
 from __future__ import annotations

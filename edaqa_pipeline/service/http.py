@@ -14,17 +14,18 @@ beside it and call the same ``EdaqaService``. Routes:
 
 Bad requests get the ``ServiceError``'s status with a message (OpenAI's ``{"error":
 {"message", "type", "param", "code"}}`` shape on the ``/v1`` routes); ``guard.py`` checks the
-Host header, the bearer token and the body (type, size, depth) before a route reads it. ``AnswerServer``
-answers one request at a time (one lock around answering): a local model serves one request
-at a time anyway. The service itself does not need that lock; the retrievers are safe to
-call concurrently.
+Host header, the bearer token and the body (type, size, depth) before a route reads it.
+
+Requests are answered concurrently, each in a worker thread: the retrievers hold no per-query
+state and the encoders and indexes are read-only, so offline answers use every core. Model
+calls are bounded by the LLM client's request slots (``llm/slots.py``), not by a lock here: a
+single-slot local model queues its requests there while retrieval of other requests goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 import uuid
 from typing import Any
@@ -39,8 +40,8 @@ MAX_MESSAGES = 100  # turns of one chat request
 
 
 class AnswerServer:
-    """The service as ``edaqa serve`` offers it: its default method and k, one answerer,
-    and the lock that answers one request at a time."""
+    """The service as ``edaqa serve`` and ``edaqa mcp`` offer it: its default method and k,
+    and one answerer shared by concurrent requests."""
 
     def __init__(self, service: EdaqaService, answers: str | None, default_method: str | None,
                  k: int) -> None:
@@ -58,7 +59,6 @@ class AnswerServer:
                                f"{service.storage} (built: {', '.join(methods)})", status=CONFLICT)
         self.llm = answer_client(answers)
         self.k = check_k(k)
-        self._lock = threading.Lock()
         service.warm(answerer=self.llm)
 
     @classmethod
@@ -75,12 +75,11 @@ class AnswerServer:
         return answerer_name(self.llm)
 
     def ask(self, question: Any, method: Any = None, k: Any = None) -> dict[str, Any]:
-        """The ``ask --json`` record; the request is checked before waiting for the lock."""
+        """The ``ask --json`` record of one request (any number run at once)."""
         method = self.default_method if method in (None, "") else method
         question, method, k = self.service.check_request(question, method,
                                                          self.k if k is None else k)
-        with self._lock:
-            return self.service.answer(question, method, k, self.llm)
+        return self.service.answer(question, method, k, self.llm)
 
 
 def question_of(messages: Any) -> str:

@@ -4,7 +4,7 @@ An engineer writing a flow script with an agent in an editor asks through the Mo
 Protocol (the official Python SDK, ``mcp`` 2.x: ``MCPServer``). ``edaqa mcp`` serves it over
 stdio (what editors launch) or streamable HTTP on loopback. Every tool calls the same
 ``EdaqaService`` as ``edaqa ask`` and ``edaqa serve`` (through ``AnswerServer``: its default
-method and k, its answerer, its one-answer-at-a-time lock), so an agent gets the record a
+method and k, its answerer), so an agent gets the record a
 person gets:
 
 * ``search``: ranked evidence with citations and text, no answer (cheap; for an agent that
