@@ -126,27 +126,34 @@ def llama_server(
             cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_default_signals
         )
         try:
-            _wait_ready(proc, f"{base_url}/models", startup_timeout_s, log_path)
+            wait_ready(proc, f"{base_url}/models", startup_timeout_s, log_path)
             yield base_url
         finally:
             stop_process(proc)
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, timeout_s: float, log: Path) -> None:
+def wait_ready(proc: subprocess.Popen[bytes], url: str, timeout_s: float, log: Path, *,
+               what: str = "llama_cpp.server", any_status: bool = False) -> None:
+    """Return once ``url`` answers 200 (or, with ``any_status``, any HTTP status: a server that
+    has no probe route but is listening); stop ``proc`` and raise with its log's tail when it
+    exits first or ``timeout_s`` passes."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}:\n{tail}")
+            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{tail}")
         try:
             with urllib.request.urlopen(url, timeout=2) as resp:
                 if resp.status == 200:
                     return
+        except urllib.error.HTTPError:
+            if any_status:
+                return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(0.2)
     stop_process(proc)
-    raise RuntimeError(f"llama_cpp.server not ready at {url} after {timeout_s:.0f}s (log: {log})")
+    raise RuntimeError(f"{what} not ready at {url} after {timeout_s:.0f}s (log: {log})")
 
 
 # -- sample tasks shared by the LLM tests and benchmarks/llm_latency.py ------------------------

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from edaqa_pipeline_tests.llm_servers import _default_signals, free_port, stop_process
+from edaqa_pipeline_tests.llm_servers import _default_signals, free_port, stop_process, wait_ready
 
 pytestmark = pytest.mark.slow
 
@@ -121,19 +120,8 @@ def _http_server(storage: Path) -> Iterator[str]:
                                 stdout=out, stderr=subprocess.STDOUT, env=_env(),
                                 preexec_fn=_default_signals)
         url = f"http://127.0.0.1:{port}/mcp"
-        try:
-            deadline = time.monotonic() + 180
-            while True:
-                assert proc.poll() is None, f"edaqa mcp exited: {log.read_text()[-2000:]}"
-                try:
-                    urllib.request.urlopen(url, timeout=2)
-                    break
-                except urllib.error.HTTPError:  # listening (a bare GET is not an MCP request)
-                    break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    pass
-                assert time.monotonic() < deadline, "edaqa mcp did not start"
-                time.sleep(0.3)
+        try:  # a bare GET is not an MCP request: any HTTP answer means it listens
+            wait_ready(proc, url, 180, log, what="edaqa mcp", any_status=True)
             yield url
         finally:
             stop_process(proc)

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from edaqa_pipeline_tests.llm_servers import _default_signals, free_port, stop_process
+from edaqa_pipeline_tests.llm_servers import _default_signals, free_port, stop_process, wait_ready
 
 pytestmark = pytest.mark.slow
 
@@ -40,18 +39,7 @@ def serve(storage: Path, *extra: str, env: dict[str, str] | None = None) -> Iter
             stdout=out, stderr=subprocess.STDOUT, env=child_env, preexec_fn=_default_signals)
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 180
-            while True:
-                if proc.poll() is not None:
-                    raise AssertionError(f"edaqa serve exited: {log.read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{base}/health", timeout=2) as resp:
-                        if resp.status == 200:
-                            break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    pass
-                assert time.monotonic() < deadline, "edaqa serve did not start"
-                time.sleep(0.3)
+            wait_ready(proc, f"{base}/health", 180, log, what="edaqa serve")
             yield base
         finally:
             stop_process(proc)

@@ -32,6 +32,12 @@ UNAUTHORIZED, TOO_LARGE, UNSUPPORTED_TYPE, MISDIRECTED = 401, 413, 415, 421
 OPEN_PATHS = ("/health",)  # what a load balancer probes without a token
 
 
+def loopback_authorities(port: int) -> set[str]:
+    """The Host header values a client on this machine sends to a loopback server on ``port``."""
+    names = ("127.0.0.1", "localhost", "[::1]")
+    return {f"{n}:{port}" for n in names} | (set(names) if port == 80 else set())
+
+
 def check_bind(host: str, token: str | None, insecure_no_auth: bool) -> None:
     """``ServiceError`` when ``host`` is not loopback and neither a token nor
     ``insecure_no_auth`` is given."""
@@ -90,10 +96,7 @@ class GuardMiddleware:
     def __init__(self, app: Any, *, host: str, port: int, token: str | None) -> None:
         self.app, self.token = app, token
         # on loopback only a local name reaches us honestly; elsewhere the token guards
-        self.hosts: set[str] | None = None
-        if host in LOOPBACK_HOSTS:
-            names = ("127.0.0.1", "localhost", "[::1]")
-            self.hosts = {f"{n}:{port}" for n in names} | (set(names) if port == 80 else set())
+        self.hosts = loopback_authorities(port) if host in LOOPBACK_HOSTS else None
 
     def _refusal(self, scope: dict[str, Any]) -> ServiceError | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}

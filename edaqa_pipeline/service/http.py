@@ -28,13 +28,16 @@ import asyncio
 import json
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edaqa_pipeline.service.clients import answer_client, answerer_name
 from edaqa_pipeline.service.core import EdaqaService
 from edaqa_pipeline.service.errors import CONFLICT, ServiceError
 from edaqa_pipeline.service.guard import GuardMiddleware, error_body, read_json
 from edaqa_pipeline.service.requests import check_k
+
+if TYPE_CHECKING:
+    from edaqa_pipeline.retrieval.record import Retrieval
 
 MAX_MESSAGES = 100  # turns of one chat request
 
@@ -74,12 +77,18 @@ class AnswerServer:
     def answerer(self) -> str:
         return answerer_name(self.llm)
 
+    def request(self, question: Any, method: Any = None, k: Any = None) -> tuple[str, str, int]:
+        """The checked ``(question, method, k)`` of a request, the server's defaults filled in."""
+        method = self.default_method if method in (None, "") else method
+        return self.service.check_request(question, method, self.k if k is None else k)
+
     def ask(self, question: Any, method: Any = None, k: Any = None) -> dict[str, Any]:
         """The ``ask --json`` record of one request (any number run at once)."""
-        method = self.default_method if method in (None, "") else method
-        question, method, k = self.service.check_request(question, method,
-                                                         self.k if k is None else k)
-        return self.service.answer(question, method, k, self.llm)
+        return self.service.answer(*self.request(question, method, k), self.llm)
+
+    def search(self, question: Any, method: Any = None, k: Any = None) -> Retrieval:
+        """The ranked evidence of one request, without an answer."""
+        return self.service.retrieve(*self.request(question, method, k), self.llm)
 
 
 def question_of(messages: Any) -> str:
@@ -127,11 +136,10 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
     def error(exc: ServiceError, openai_shape: bool) -> JSONResponse:
         return JSONResponse(error_body("/v1" if openai_shape else "/", exc), status_code=exc.status)
 
-    body_of = read_json
 
     async def ask(request: Request) -> JSONResponse:
         try:
-            body = await body_of(request)
+            body = await read_json(request)
             record = await run_in_threadpool(server.ask, body.get("question"),
                                              body.get("method"), body.get("k"))
         except ServiceError as exc:
@@ -145,7 +153,7 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
 
     async def chat(request: Request) -> Any:
         try:
-            body = await body_of(request)
+            body = await read_json(request)
             question = question_of(body.get("messages"))
             if "model" not in body:
                 raise ServiceError("'model' is required (a method name; see GET /v1/models)",

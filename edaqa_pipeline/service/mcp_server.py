@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from edaqa_pipeline.service.errors import ServiceError
-from edaqa_pipeline.service.guard import LOOPBACK_HOSTS
+from edaqa_pipeline.service.guard import LOOPBACK_HOSTS, loopback_authorities
 from edaqa_pipeline.service.requests import MAX_K
 from edaqa_pipeline.service.sources import MAX_LINES
 
@@ -73,8 +73,7 @@ def create_mcp_server(server: AnswerServer) -> MCPServer:
     def search(question: Question, method: Method = None, k: K = None) -> dict[str, Any]:
         """Retrieve the evidence a method ranks highest for a question: each item's citation
         (document and lines, or PDF page), text and score, best first. No answer is written."""
-        chosen = server.default_method if method in (None, "") else method
-        result = _checked(service.retrieve, question, chosen, server.k if k is None else k)
+        result = _checked(server.search, question, method, k)
         return {"question": question, "method": result.method,
                 "evidence": [item.to_json() for item in result.items]}
 
@@ -131,8 +130,7 @@ def run_mcp(server: AnswerServer, transport: str, host: str, port: int) -> None:
         anyio.run(app.run_stdio_async)
         return
 
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")],
-        allowed_origins=[f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")])
+    hosts = sorted(loopback_authorities(port))
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=[f"http://{h}" for h in hosts])
     anyio.run(lambda: app.run_streamable_http_async(host=host, port=port, transport_security=security))
