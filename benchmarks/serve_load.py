@@ -1,14 +1,15 @@
 """``edaqa serve`` under concurrent clients: throughput, latency percentiles, errors, memory.
 
-Starts ``edaqa serve --answers extractive`` on a free loopback port (stopped by PID at the
-end), warms it with one request, then runs two phases of ``--seconds`` each: one client, and
+Starts ``edaqa serve --answers extractive --workers N`` on a free loopback port (stopped by
+PID at the end), warms it for two seconds, then runs two phases of ``--seconds`` each: one client, and
 ``--clients`` clients at once. Every client is a thread with its own keep-alive connection
 that posts ``/ask`` over the dev questions in turn (each client from its own offset). Printed
 per phase: requests, requests/s, p50/p95/p99 latency, errors (any status but 200, or a failed
 connection); then the ratios of the two phases, the server's CPU seconds, and its RSS after
-the warm-up and at the end. On a 2-core machine 8 clients queue: the p95 ratio says how much.
+the warm-up and at the end, summed over its processes (``--workers N``: the supervisor and N workers). On a
+2-core machine 8 clients queue: the p95 ratio says how much.
 
-    .venv/bin/python benchmarks/serve_load.py --storage /tmp/edaqa_matrix/or24 --clients 8 --seconds 60
+    .venv/bin/python benchmarks/serve_load.py --storage /tmp/edaqa_matrix/or24 --clients 8 --seconds 60 --workers 2
 """
 
 from __future__ import annotations
@@ -27,6 +28,26 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (``--workers N``: the supervisor and its worker processes)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            children = (task / "children").read_text().split() if (task / "children").exists() else []
+            queue += [int(c) for c in children]
+    return found
+
+
+def tree_rss_mb(pid: int) -> float:
+    return sum(rss_mb(p) for p in process_tree(pid))
+
+
+def tree_cpu_s(pid: int) -> float:
+    return sum(cpu_s(p) for p in process_tree(pid))
 
 
 def rss_mb(pid: int) -> float:
@@ -97,6 +118,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--method", default="edaqa")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=1, help="edaqa serve --workers")
     args = parser.parse_args()
 
     from edaqa_pipeline.evaluation.qa import load_qa
@@ -107,7 +129,8 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EDAQA_LLM", "OPENAI"))}
     env["HF_HUB_OFFLINE"] = "1"
     proc = subprocess.Popen([sys.executable, "-m", "edaqa_pipeline.cli", "serve", "--storage", args.storage,
-                             "--port", str(port), "--answers", "extractive", "--method", args.method],
+                             "--port", str(port), "--answers", "extractive", "--method", args.method,
+                             "--workers", str(args.workers)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                             preexec_fn=_default_signals)
     try:
@@ -120,9 +143,11 @@ def main() -> int:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit("edaqa serve did not start") from None
                 time.sleep(0.5)
-        run_phase(port, questions, 1, 0.1, args.method, args.k)  # the first request builds the retriever
-        rss_start, cpu_start = rss_mb(proc.pid), cpu_s(proc.pid)
-        print(f"{len(questions)} questions of {args.qa}; server RSS after warm-up {rss_start:.0f} MB; "
+        # the first requests build the retriever (of every worker: each gets a few)
+        run_phase(port, questions, 2 * args.workers, 2.0, args.method, args.k)
+        rss_start, cpu_start = tree_rss_mb(proc.pid), tree_cpu_s(proc.pid)
+        print(f"{len(questions)} questions of {args.qa}; {args.workers} worker(s); server RSS (all its "
+              f"processes) after warm-up {rss_start:.0f} MB; "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}", flush=True)
         phases = []
         for clients in (1, args.clients):
@@ -130,13 +155,13 @@ def main() -> int:
             phases.append(phase)
             print(json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in phase.items()}),
                   flush=True)
-        rss_end = rss_mb(proc.pid)
+        rss_end = tree_rss_mb(proc.pid)
         one, many = phases
         print(json.dumps({
             "throughput_ratio": round(many["requests_per_s"] / max(one["requests_per_s"], 1e-9), 2),
             "p95_ratio": round(many["p95_ms"] / max(one["p95_ms"], 1e-9), 2),
             "errors": one["errors"] + many["errors"],
-            "server_cpu_s": round(cpu_s(proc.pid) - cpu_start, 1),
+            "server_cpu_s": round(tree_cpu_s(proc.pid) - cpu_start, 1),
             "rss_start_mb": round(rss_start), "rss_end_mb": round(rss_end),
             "rss_growth": round(rss_end / rss_start - 1, 3),
         }), flush=True)

@@ -65,7 +65,8 @@ class ScriptedServer:
     After the script runs out it keeps answering with ``default``. ``requests`` holds every
     ``/v1/chat/completions`` body received, in order (the ground truth for retry counts);
     ``max_in_flight`` the most requests it was handling at once; ``disconnects`` how many
-    streamed replies stopped because the client closed the connection.
+    streamed replies stopped because the client closed the connection;
+    ``streams_finished_at`` when each streamed reply sent its last token.
     """
 
     script: Sequence[Reply]
@@ -74,6 +75,7 @@ class ScriptedServer:
     in_flight: int = 0
     max_in_flight: int = 0
     disconnects: int = 0
+    streams_finished_at: list[float] = field(default_factory=list)  # time.monotonic() of each last token
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -189,6 +191,8 @@ class ScriptedServer:
                         self.wfile.flush()
                         if reply.token_delay_s and self._wait_or_closed(reply.token_delay_s):
                             raise ConnectionResetError("client closed the stream")
+                    with server._lock:
+                        server.streams_finished_at.append(time.monotonic())
                     self._done()
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
@@ -247,7 +251,8 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
 
 
 def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
-    """The server-sent chunks of a streamed tool call (role, argument pieces, finish, usage)."""
+    """The server-sent chunks of a streamed tool call (role, argument pieces, finish, usage);
+    a request without tools gets the text as content pieces."""
     tools = body.get("tools") or [{"function": {"name": "tool"}}]
     name = tools[0]["function"]["name"]
     text = reply.arguments or "{}"
@@ -258,13 +263,18 @@ def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
     yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": None},
                                 "finish_reason": None}]}
     for i in range(0, len(text), size):
+        if not body.get("tools"):  # a plain-text request: the text streams as content
+            yield {**base, "choices": [{"index": 0, "delta": {"content": text[i:i + size]},
+                                        "finish_reason": None}]}
+            continue
         call: dict[str, Any] = {"index": 0, "function": {"arguments": text[i:i + size]}}
         if i == 0:
             call.update(id="call_0", type="function")
             call["function"]["name"] = name
         yield {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]},
                                     "finish_reason": None}]}
-    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    finish = "tool_calls" if body.get("tools") else "stop"
+    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
     if reply.usage:
         yield {**base, "choices": [], "usage": {
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,

@@ -143,6 +143,15 @@ def test_loader_errors_name_file_and_line(tmp_path: Path, lines: list[str], need
     assert needle in str(exc.value)
 
 
+def test_header_comments_are_skipped_and_errors_keep_their_line_numbers(tmp_path: Path):
+    header = ["# written by hand from the manuals before any retriever ran on it", "#"]
+    ok = write_lines(tmp_path / "ok.jsonl", [*header, '{"id": "u1", "question": "q", "answer": "a"}'])
+    assert [item.id for item in load_qa(ok)] == ["u1"]
+    bad = write_lines(tmp_path / "bad.jsonl", [*header, '{"id": "u1", "question": "q"'])
+    with pytest.raises(QAFormatError, match=":3: invalid JSON"):
+        load_qa(bad)
+
+
 def test_loader_rejects_unknown_format_and_missing_file(tmp_path: Path):
     with pytest.raises(ValueError, match="unknown QA format"):
         load_qa(tmp_path / "x.jsonl", "csv")

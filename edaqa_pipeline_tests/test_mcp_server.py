@@ -111,13 +111,13 @@ def test_mcp_client_over_stdio(sample_index) -> None:  # type: ignore[no-untyped
 
 
 @contextmanager
-def _http_server(storage: Path) -> Iterator[str]:
+def _http_server(storage: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     """``edaqa mcp --transport http`` on a free loopback port; yields its MCP endpoint URL."""
     port = free_port()
     log = storage.parent / f"mcp-{port}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(_command(storage, "--transport", "http", "--port", str(port)),
-                                stdout=out, stderr=subprocess.STDOUT, env=_env(),
+                                stdout=out, stderr=subprocess.STDOUT, env={**_env(), **(env or {})},
                                 preexec_fn=_default_signals)
         url = f"http://127.0.0.1:{port}/mcp"
         try:  # a bare GET is not an MCP request: any HTTP answer means it listens
@@ -154,8 +154,36 @@ async def _list_tools(url: str) -> set[str]:
         return {t.name for t in (await client.list_tools()).tools}
 
 
-def test_mcp_http_refuses_a_non_loopback_bind(tmp_path: Path) -> None:
+def test_mcp_http_refuses_a_non_loopback_bind_without_a_token(tmp_path: Path) -> None:
     done = subprocess.run(_command(tmp_path, "--transport", "http", "--host", "0.0.0.0"),
                           capture_output=True, text=True, env=_env(), timeout=120)
     assert done.returncode == 2
-    assert "loopback only" in done.stderr and "0.0.0.0" in done.stderr
+    assert "EDAQA_API_TOKEN" in done.stderr and "0.0.0.0" in done.stderr
+
+
+def test_mcp_http_with_a_token_refuses_requests_without_it(sample_index) -> None:  # type: ignore[no-untyped-def]
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    _, storage, _ = sample_index
+    with _http_server(storage, {"EDAQA_API_TOKEN": "s3cret-token"}) as url:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            request = urllib.request.Request(url, data=b"{}", method="POST", headers={
+                **headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401
+        oversized = urllib.request.Request(url, data=b"{" + b" " * 300_000 + b"}", method="POST", headers={
+            "Authorization": "Bearer s3cret-token", "Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(oversized, timeout=10)
+        assert refused.value.code == 413
+
+        async def tools() -> set[str]:
+            from mcp import Client
+
+            client = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}, timeout=60)
+            async with Client(streamable_http_client(url, http_client=client), read_timeout_seconds=60) as mcp:
+                return {t.name for t in (await mcp.list_tools()).tools}
+
+        assert asyncio.run(tools()) >= TOOLS

@@ -62,10 +62,11 @@ def _calls(path: Path, attribute: str) -> list[tuple[int, str]]:
 def test_one_line_classifier() -> None:
     """Nothing outside the parser and the markup rules asks whether a line is a table row, a
     heading or a fence by looking at its first character. The exceptions are not structure:
-    a code line that is a Tcl comment, a link target that is a page anchor, and ORD-QA's own
-    definition of a reference passage's countable lines."""
+    a code line that is a Tcl comment, a link target that is a page anchor, ORD-QA's own
+    definition of a reference passage's countable lines, and a QA file's comment line."""
     allowed = {("generation/extractive.py", "'#'"), ("graphs/elements/link_rules.py", "'#'"),
-               ("evaluation/metrics.py", "'#'"), ("extraction/datasheets/prose_rules.py", "'#'")}
+               ("evaluation/metrics.py", "'#'"), ("extraction/datasheets/prose_rules.py", "'#'"),
+               ("evaluation/qa.py", "'#'")}
     found = set()
     for path in _modules():
         if _name(path).startswith("parsing/") or _name(path) == "text/markup.py":

@@ -111,3 +111,16 @@ def test_serve_with_the_local_model(sample_index, smollm2_base_url) -> None:  # 
             assert claim["evidence_ids"] and set(claim["evidence_ids"]) <= ids
         if record["answerer"] == "llm:smollm2":
             assert record["tokens"]["requests"] >= 1 and record["tokens"]["completion_tokens"] > 0
+
+
+def test_several_workers_answer_and_refuse_a_bad_setting_before_starting(sample_index) -> None:  # type: ignore[no-untyped-def]
+    _, storage, _ = sample_index
+    with serve(storage, "--answers", "extractive", "--method", "bm25", "--workers", "2") as base:
+        records = [_post(f"{base}/ask", json.dumps({"question": QUESTION, "k": 3}).encode()) for _ in range(4)]
+        assert all(status == 200 and "GROUND" in record["answer"] for status, record in records)
+        assert _post(f"{base}/ask", json.dumps({"question": ""}).encode())[0] == 400
+    refused = subprocess.run(
+        [sys.executable, "-m", "edaqa_pipeline.cli", "serve", "--storage", str(storage), "--workers", "2",
+         "--method", "no_such_method", "--port", str(free_port())],
+        capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "no_such_method" in refused.stderr and "not built" in refused.stderr

@@ -11,6 +11,9 @@ Answerers (``--answers``): ``llm`` is the grounded answer of the configured mode
 verified citations), the default when a model is configured (``EDAQA_LLM_*``); ``extractive``
 is the offline answer quoted from the evidence, the default otherwise. With ``llm`` the
 methods that can use a model (ChipMind's loop, TechDocRAG's query analysis) get it too.
+
+``edaqa eval --export-votes OUT`` writes the votes readers gave on the answer page as a QA file
+that ``--qa`` reads back (``service.votes``), so up-voted answers can become a test set.
 """
 
 from __future__ import annotations
@@ -102,7 +105,22 @@ HEADLINE = ("doc_recall@5", "ref_recall@2048t", "span_cover@2048t", "rougeL", "b
             "llm_score", "atomic_f1", "citation_recall", "citation_precision")
 
 
+def _cmd_export_votes(args: argparse.Namespace) -> int:
+    try:
+        records = service.export_votes(args.storage, args.export_votes)
+    except service.ServiceError as exc:
+        return _fail(str(exc))
+    up = sum(r["vote"] == "up" for r in records)
+    print(f"wrote {args.export_votes}: {len(records)} voted answers, {up} up-voted as gold, "
+          f"{len(records) - up} without a reference answer")
+    return 0
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.export_votes:
+        return _cmd_export_votes(args)
+    if not args.qa:
+        return _fail("--qa is required (or --export-votes OUT)")
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     try:
         evaluation = service.prepare_evaluation(
@@ -138,9 +156,13 @@ def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
 
     p = sub.add_parser("eval", help="compare retrieval methods and answers on a QA file",
                        description="Run methods on a QA file; writes metrics.json, results.jsonl, "
-                       "report.md and report.html.")
+                       "report.md and report.html. With --export-votes OUT it writes the answer "
+                       "page's votes as a QA file instead.")
     storage_argument(p)
-    p.add_argument("--qa", required=True, help="QA file (edaqa JSONL or ORD-QA)")
+    p.add_argument("--qa", help="QA file (edaqa JSONL or ORD-QA)")
+    p.add_argument("--export-votes", metavar="OUT", default=None,
+                   help="instead of evaluating, write the answer page's votes (STORAGE/feedback/"
+                   "votes.jsonl) as a QA file: up-voted answers with their citations as gold")
     p.add_argument("--qa-format", default="auto", choices=["auto", "edaqa", "ordqa"])
     p.add_argument("--source-map", default=None, help="ORD-QA chunk-prefix -> document map")
     p.add_argument("--methods", default="", help="comma-separated; default: every method whose "

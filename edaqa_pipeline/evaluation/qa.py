@@ -57,10 +57,11 @@ def _fail(path: Path, line_no: int | None, msg: str) -> QAFormatError:
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line of a JSONL file."""
+    """Yield (line number, object) for each non-blank line of a JSONL file; lines starting
+    with ``#`` are comments (a QA file's header says how and from what it was written)."""
     with path.open(encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
+            if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
                 obj = json.loads(line)

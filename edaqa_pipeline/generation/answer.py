@@ -20,7 +20,7 @@ A model failure (``LLMError``) falls back to the extractive answer and says why 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,15 +28,17 @@ from edaqa_pipeline.generation.claims import clean_claim, ungrounded_terms
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
 from edaqa_pipeline.generation.extractive import question_frame
 from edaqa_pipeline.generation.grounded import FIX_TASK, MAX_CLAIMS, TASK, Claim, GroundedAnswer
-from edaqa_pipeline.generation.text_answer import TEXT_TASK, parse_text_answer
+from edaqa_pipeline.generation.text_answer import TEXT_TASK, finished_claims, parse_text_answer
 from edaqa_pipeline.generation.verify import SUPPORT_THRESHOLD, Verdict, verify_claim
 from edaqa_pipeline.llm import LLMClient, LLMError, OfflineClient, Usage, track_usage
+from edaqa_pipeline.llm.scope import request_scope
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.record import Draft
 from edaqa_pipeline.text.sentences import split_sentences
 
 NOT_FOUND = "Not in the documents: the retrieved evidence does not answer this question."
 ANSWER_FORMATS = ("auto", "json", "text")
+ANSWER_TASKS = frozenset({TASK, FIX_TASK, TEXT_TASK})  # the model calls that write the answer
 # what a model's unusable JSON answer fails with (not a server that is down)
 OUTPUT_FAILURES = frozenset({"JSONDecodeError", "ValidationError", "OutputInvalid"})
 
@@ -111,6 +113,9 @@ class Answer:
         }
 
 
+ClaimListener = Callable[[AnswerClaim], None]  # receives each verified claim as it is written
+
+
 def _evidence_inputs(question: str, numbered: Sequence[NumberedEvidence]) -> dict[str, Any]:
     return {"question": question, "evidence": [n.as_input() for n in numbered]}
 
@@ -156,11 +161,11 @@ def _verify_all(
 
 
 def _llm_answer(
-    question: str, numbered: list[NumberedEvidence], llm: LLMClient
+    question: str, numbered: list[NumberedEvidence], llm: LLMClient, temperature: float = 0.0
 ) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
     inputs = _evidence_inputs(question, numbered)
     by_id = {n.id: n for n in numbered}
-    out = llm.complete_structured(TASK, inputs, GroundedAnswer, temperature=0.0)
+    out = llm.complete_structured(TASK, inputs, GroundedAnswer, temperature=temperature)
     if out.not_in_documents or not out.claims:
         return True, [], []
     kept, failed = _verify_all(out.claims, by_id)
@@ -169,7 +174,7 @@ def _llm_answer(
         fix_inputs = {**inputs, "failed": [
             {"text": c.text, "evidence": list(c.evidence), "problem": p} for c, p in failed]}
         try:
-            fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=0.0)
+            fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=temperature)
         except LLMError as exc:  # the first answer's valid claims stand; the rest are dropped
             reason = f"; the re-ask failed ({exc.cause or 'error'})"
             return not kept, kept, [{"text": c.text, "evidence": list(c.evidence), "reason": p + reason}
@@ -184,12 +189,44 @@ def _llm_answer(
     return not kept, kept, dropped
 
 
+class ClaimStream:
+    """Verifies the sentences of a text answer while the model writes it and hands each
+    claim that verifies to ``on_claim`` at once, in order, each claim once. A sentence that
+    fails is not sent (the answer's final verification drops it too)."""
+
+    def __init__(self, by_id: dict[str, NumberedEvidence], on_claim: ClaimListener) -> None:
+        self.by_id = by_id
+        self.on_claim = on_claim
+        self.checked: set[str] = set()
+        self.sent: set[str] = set()
+
+    def feed(self, text: str) -> None:
+        """The answer text so far (a retried request starts again from the beginning)."""
+        for claim in finished_claims(text):
+            key = f"{claim.text}|{claim.evidence}"
+            if key in self.checked:
+                continue
+            self.checked.add(key)
+            kept, _ = _verify_all([claim], self.by_id)
+            if kept and kept[0].text.lower() not in self.sent:
+                self.sent.add(kept[0].text.lower())
+                self.on_claim(kept[0])
+
+
 def _text_answer(
-    question: str, numbered: list[NumberedEvidence], llm: LLMClient
+    question: str, numbered: list[NumberedEvidence], llm: LLMClient, temperature: float = 0.0,
+    on_claim: ClaimListener | None = None,
 ) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
     """The model's answer in the text format (``text_answer.py``), verified claim by claim;
-    what fails is dropped (a re-ask costs a small model as much as the answer)."""
-    text = llm.complete_text(TEXT_TASK, _evidence_inputs(question, numbered), temperature=0.0)
+    what fails is dropped (a re-ask costs a small model as much as the answer). With
+    ``on_claim``, each claim that verifies is handed on as soon as its sentence is written."""
+    inputs = _evidence_inputs(question, numbered)
+    if on_claim is None:
+        text = llm.complete_text(TEXT_TASK, inputs, temperature=temperature)
+    else:
+        stream = ClaimStream({n.id: n for n in numbered}, on_claim)
+        with request_scope(on_text=stream.feed):
+            text = llm.complete_text(TEXT_TASK, inputs, temperature=temperature)
     abstain, claims, unmarked = parse_text_answer(text)
     if abstain:
         return True, [], []
@@ -222,19 +259,20 @@ def _draft_answer(
 
 
 def _model_answer(
-    question: str, numbered: list[NumberedEvidence], llm: LLMClient, answer_format: str
+    question: str, numbered: list[NumberedEvidence], llm: LLMClient, answer_format: str,
+    temperature: float, on_claim: ClaimListener | None,
 ) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]], str]:
     """The model's answer in ``answer_format`` (``json``, ``text``, or ``auto``: JSON, then
     text when the JSON call fails); the last element says why a format was given up ("")."""
     if answer_format == "text":
-        return (*_text_answer(question, numbered, llm), "")
+        return (*_text_answer(question, numbered, llm, temperature, on_claim), "")
     try:
-        return (*_llm_answer(question, numbered, llm), "")
+        return (*_llm_answer(question, numbered, llm, temperature), "")
     except LLMError as exc:
         if answer_format != "auto" or exc.cause not in OUTPUT_FAILURES:  # a server that fails
             raise  # would fail the text request too
         note = f"the JSON answer failed ({exc.cause or 'error'}), answered in the text format"
-    return (*_text_answer(question, numbered, llm), note)
+    return (*_text_answer(question, numbered, llm, temperature, on_claim), note)
 
 
 def _grounded_lead(lead: str, claims: Sequence[AnswerClaim], numbered: Sequence[NumberedEvidence]) -> str:
@@ -255,6 +293,8 @@ def answer_question(
     packed: bool = False,
     answer_format: str = "auto",
     draft: Draft | None = None,
+    temperature: float = 0.0,
+    on_claim: ClaimListener | None = None,
 ) -> Answer:
     """The answer to ``question`` from ``items`` (ranked; packed here unless ``packed``).
 
@@ -263,7 +303,12 @@ def answer_question(
     abstains, or writes no claim that verifies does not have the last word: the extractive
     claims of the same evidence are shown when there are any, and ``reason`` says so. A
     ``draft`` (an answer the retrieval method wrote with the model) is verified instead of
-    asking the model again."""
+    asking the model again. ``temperature`` is the model's sampling temperature.
+
+    ``on_claim`` streams a model's answer: it is called with each claim that verifies as soon
+    as the model has written its sentence (the answer is then asked in the text format, whose
+    sentences can be checked one by one; ``auto`` means text here). The returned ``Answer``
+    is the final word: claims handed on are its first claims, in order."""
     if answer_format not in ANSWER_FORMATS:
         raise ValueError(f"answer format {answer_format!r}: choose from {', '.join(ANSWER_FORMATS)}")
     numbered = number_evidence(items, packed=packed)
@@ -282,7 +327,9 @@ def answer_question(
                 if draft is not None:
                     abstain, kept, dropped = _draft_answer(draft, numbered)
                 else:
-                    abstain, kept, dropped, reason = _model_answer(question, numbered, client, answer_format)
+                    streamed_format = "text" if on_claim is not None and answer_format == "auto" else answer_format
+                    abstain, kept, dropped, reason = _model_answer(question, numbered, client, streamed_format,
+                                                                   temperature, on_claim)
             except LLMError as exc:
                 abstain, kept, dropped, failure = True, [], [], exc.one_line()
             if usage.fallbacks:  # a client with an offline fallback answered

@@ -68,6 +68,20 @@ def parse_text_answer(text: str) -> tuple[bool, list[Claim], list[str]]:
     return False, claims, unmarked
 
 
+def finished_claims(text: str) -> list[Claim]:
+    """The claims of a text answer still being written whose sentence is finished: its
+    evidence ids are closed and the next sentence has begun (the last one may still grow)."""
+    claims: list[Claim] = []
+    for match in _MARKED.finditer(text):
+        if not any(ch.isalnum() for ch in text[match.end():]):
+            break  # more ids, or the end of the sentence, may still come
+        sentence = _LEADING.sub("", " ".join(match.group("text").split())).strip()
+        ids = list(dict.fromkeys(f"E{n}" for n in _ID.findall(match.group("marks"))))[:3]
+        if sentence and len(claims) < MAX_CLAIMS:
+            claims.append(Claim(text=sentence[:MAX_CLAIM_CHARS], evidence=ids))
+    return claims
+
+
 def _offline(inputs: Mapping[str, Any]) -> TextAnswer:
     """The extractive claims written out in this format (the rules of the offline client)."""
     from edaqa_pipeline.generation.extractive import extractive_claims

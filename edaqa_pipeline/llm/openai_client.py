@@ -39,7 +39,9 @@ from edaqa_pipeline.llm.client import LLMClient, T, TextAnswer, check_output, fr
 from edaqa_pipeline.llm.errors import LLMError, redact
 from edaqa_pipeline.llm.progress import ProgressListener, Throughput
 from edaqa_pipeline.llm.redaction import REDACT_SECRETS
-from edaqa_pipeline.llm.slots import ServerSlots
+from edaqa_pipeline.llm.retries import is_transient, retry_after_s
+from edaqa_pipeline.llm.scope import DeadlinePassed, RequestScope, current_scope
+from edaqa_pipeline.llm.slots import ServerSlots, SlotTimeout
 from edaqa_pipeline.llm.stats import LLMStats, record_usage
 from edaqa_pipeline.llm.streaming import Completion, RequestCancelled, stream_tool_call
 from edaqa_pipeline.llm.structured import (
@@ -52,8 +54,6 @@ from edaqa_pipeline.llm.tasks import LLMTask, get_task
 
 log = logging.getLogger(__name__)
 
-RETRYABLE_STATUS = frozenset({408, 409, 429})
-MAX_RETRY_AFTER_S = 60.0
 OPENAI_URL = "https://api.openai.com/v1"
 HOSTED_CONCURRENCY = 4
 UNMEASURED_TOKENS_PER_S = 2.0  # deadline before any rate is measured: a slow CPU model
@@ -72,28 +72,6 @@ class _Failure(Exception):
         super().__init__(str(cause))
         self.cause = cause
         self.requests = requests
-
-
-def _is_transient(cause: BaseException) -> bool:
-    import openai
-
-    if isinstance(cause, RequestCancelled | openai.APIConnectionError):  # incl. APITimeoutError
-        return True
-    if isinstance(cause, openai.APIStatusError):
-        return cause.status_code in RETRYABLE_STATUS or cause.status_code >= 500
-    return False
-
-
-def _retry_after_s(cause: BaseException) -> float | None:
-    response = getattr(cause, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = float(headers.get("retry-after", ""))
-    except ValueError:
-        return None
-    return min(max(value, 0.0), MAX_RETRY_AFTER_S)
 
 
 class OpenAICompatibleClient(LLMClient):
@@ -196,7 +174,8 @@ class OpenAICompatibleClient(LLMClient):
             schema=response_model.model_json_schema(),
             temperature=temperature,
         )
-        cached = self._from_cache(key, spec, frozen, response_model)
+        capped = self._capped(spec, response_model, frozen)  # a shorter answer is not cached
+        cached = None if capped else self._from_cache(key, spec, frozen, response_model)
         if cached is not None:
             return cached
 
@@ -219,7 +198,7 @@ class OpenAICompatibleClient(LLMClient):
             )
         with self._lock:
             self.stats.seconds += time.monotonic() - started
-        if self.cache is not None:
+        if self.cache is not None and not capped:
             self.cache.put(key, json.loads(output.model_dump_json()), task=spec.name,
                            provider=self.provider, model=self.model)
         return output
@@ -245,6 +224,11 @@ class OpenAICompatibleClient(LLMClient):
         record_usage(cache_hits=1)
         return output
 
+    def _capped(self, spec: LLMTask, response_model: type[BaseModel], inputs: Mapping[str, Any]) -> bool:
+        """Whether the request's ``max_tokens`` cuts this task's output budget."""
+        budget = spec.budget(response_model, inputs, self.max_tokens)
+        return current_scope().budget(spec.name, budget) < budget
+
     def _deadline_s(self, budget: int) -> float:
         if self.request_timeout_s is not None:
             return self.request_timeout_s
@@ -256,15 +240,22 @@ class OpenAICompatibleClient(LLMClient):
         temperature: float,
     ) -> Completion:
         """One request in one slot; counts it (and its tokens) in ``stats``."""
+        scope = current_scope()
+        if scope.expired:
+            raise DeadlinePassed(f"LLM task {task!r} not sent: the request's deadline has passed")
         with self._lock:
             self.stats.calls += 1
         try:
-            with self.slots.hold():
+            with self._slot(scope):
+                remaining = scope.remaining_s()
+                deadline_s = self._deadline_s(budget)
                 completion = stream_tool_call(
                     self._raw, task=task, model=self.model, messages=messages, tool=tool,
-                    max_tokens=budget, temperature=temperature, idle_timeout_s=self.timeout_s,
-                    deadline_s=self._deadline_s(budget), throughput=self.throughput,
-                    listeners=tuple(self.listeners),
+                    max_tokens=budget, temperature=temperature,
+                    idle_timeout_s=self.timeout_s if remaining is None else min(self.timeout_s, remaining),
+                    deadline_s=deadline_s if remaining is None else min(deadline_s, remaining),
+                    throughput=self.throughput, listeners=tuple(self.listeners),
+                    on_text=scope.on_text if tool is None else None,
                 )
         except RequestCancelled as exc:
             with self._lock:
@@ -285,6 +276,15 @@ class OpenAICompatibleClient(LLMClient):
                      completion_tokens=completion.completion_tokens)
         return completion
 
+    @contextlib.contextmanager
+    def _slot(self, scope: RequestScope) -> Iterator[None]:
+        """A request slot, waited for no longer than the request's deadline allows."""
+        try:
+            with self.slots.hold(wait_s=scope.remaining_s()):
+                yield
+        except SlotTimeout as exc:
+            raise DeadlinePassed(f"no free model slot before the request's deadline ({exc})") from None
+
     def _call(
         self,
         spec: LLMTask,
@@ -293,7 +293,7 @@ class OpenAICompatibleClient(LLMClient):
         response_model: type[T],
         temperature: float,
     ) -> T:
-        budget = spec.budget(response_model, inputs, self.max_tokens)
+        budget = current_scope().budget(spec.name, spec.budget(response_model, inputs, self.max_tokens))
         tool = tool_definition(response_model)
         name = tool["function"]["name"]
         messages: list[dict[str, Any]] = [
@@ -327,7 +327,7 @@ class OpenAICompatibleClient(LLMClient):
             try:
                 return self._send(task, messages, tool, budget, temperature), tries
             except Exception as exc:
-                if not _is_transient(exc) or tries > self.max_retries:
+                if not is_transient(exc) or tries > self.max_retries or current_scope().expired:
                     self._count_retries(before + tries)
                     raise _Failure(exc, before + tries) from exc
                 delay = self._delay(tries, exc)
@@ -342,15 +342,16 @@ class OpenAICompatibleClient(LLMClient):
         key = cache_key(provider=self.provider, model=self.model, task=spec.name,
                         system_prompt=spec.system_prompt, user_prompt=user_prompt,
                         schema={"format": "text"}, temperature=temperature)
-        stored = self.cache.get(key) if self.cache is not None else None
+        capped = self._capped(spec, TextAnswer, frozen)
+        stored = self.cache.get(key) if self.cache is not None and not capped else None
         if stored is not None and isinstance(stored.get("text"), str):
             record_usage(cache_hits=1)
             return str(stored["text"])
         messages = [{"role": "system", "content": spec.system_prompt}, {"role": "user", "content": user_prompt}]
         started = time.monotonic()
         try:
-            completion, requests = self._transport(spec.name, messages, None,
-                                                   spec.budget(TextAnswer, frozen, self.max_tokens), temperature, 0)
+            budget = current_scope().budget(spec.name, spec.budget(TextAnswer, frozen, self.max_tokens))
+            completion, requests = self._transport(spec.name, messages, None, budget, temperature, 0)
         except _Failure as failure:
             with self._lock:
                 self.stats.errors += 1
@@ -362,7 +363,7 @@ class OpenAICompatibleClient(LLMClient):
             with self._lock:
                 self.stats.seconds += time.monotonic() - started
         self._count_retries(requests)
-        if self.cache is not None:
+        if self.cache is not None and not capped:
             self.cache.put(key, {"text": completion.arguments}, task=spec.name, provider=self.provider,
                            model=self.model)
         return completion.arguments
@@ -374,7 +375,7 @@ class OpenAICompatibleClient(LLMClient):
     def _delay(self, attempt: int, cause: BaseException) -> float:
         """Exponential backoff, at least the server's Retry-After, plus up to 10 % jitter."""
         delay = self.backoff_s * 2 ** (attempt - 1)
-        retry_after = _retry_after_s(cause)
+        retry_after = retry_after_s(cause)
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay + random.uniform(0, delay * 0.1)

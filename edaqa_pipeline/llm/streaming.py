@@ -137,9 +137,11 @@ def stream_tool_call(
     deadline_s: float,
     throughput: Throughput,
     listeners: Sequence[Callable[[RequestProgress], None]] = (),
+    on_text: Callable[[str], None] | None = None,
 ) -> Completion:
     """Send one request, stream it to the end or cancel it; see the module docstring. With
-    ``tool`` None the model answers in plain text (``Completion.arguments`` holds it)."""
+    ``tool`` None the model answers in plain text (``Completion.arguments`` holds it), and
+    ``on_text`` is called with the text so far each time a piece of it arrives."""
     name = tool["function"]["name"] if tool is not None else "text"
     forced = {"tools": [tool], "tool_choice": {"type": "function", "function": {"name": name}}} if tool else {}
     started = time.monotonic()
@@ -172,6 +174,8 @@ def stream_tool_call(
             if acc.add(chunk):
                 first_token_at = first_token_at or now
                 last_token_at = now
+                if on_text is not None and acc.content:
+                    on_text(acc.content)
             if now - started > deadline_s:
                 raise RequestCancelled(f"request ran past its {deadline_s:.0f}s deadline "
                                        f"after {acc.tokens} tokens; cancelled",

@@ -24,9 +24,17 @@ from typing import TYPE_CHECKING, Any
 from edaqa_pipeline.service.clients import answer_format
 from edaqa_pipeline.service.errors import CONFLICT, NOT_FOUND, ServiceError
 from edaqa_pipeline.service.requests import check_k, check_method, check_question
-from edaqa_pipeline.service.sources import SourceLines, check_range, document_lines
+from edaqa_pipeline.service.sources import (
+    CONTEXT_LINES,
+    SourceLines,
+    check_range,
+    context_window,
+    document_lines,
+)
 
 if TYPE_CHECKING:
+    from edaqa_pipeline.generation.answer import ClaimListener
+    from edaqa_pipeline.generation.followup import Turn
     from edaqa_pipeline.retrieval.record import Retrieval, Retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
 
@@ -130,24 +138,36 @@ class EdaqaService:
         question, method, k = self.check_request(question, method, k)
         return self.retriever(method, answerer).retrieve(question, k)
 
-    def answer(self, question: Any, method: Any, k: Any, answerer: Any = None) -> dict[str, Any]:
+    def answer(self, question: Any, method: Any, k: Any, answerer: Any = None, *,
+               earlier: Sequence[Turn] = (), temperature: float = 0.0, max_tokens: int | None = None,
+               on_claim: ClaimListener | None = None) -> dict[str, Any]:
         """Retrieve, answer with ``answerer`` (an LLM client, None = extractive) and return
-        the record ``edaqa ask --json`` prints (also ``POST /ask``)."""
-        from edaqa_pipeline.generation.answer import answer_question
+        the record ``edaqa ask --json`` prints (also ``POST /ask``).
+
+        ``earlier``: the turns of a conversation before ``question``; a follow-up that
+        names nothing of its own is made standalone first (``generation/followup.py``) and
+        the record says so. ``temperature`` and ``max_tokens`` go to the model that writes
+        the answer; ``on_claim`` receives each verified claim as the model writes it."""
+        from edaqa_pipeline.generation.answer import ANSWER_TASKS, answer_question
+        from edaqa_pipeline.generation.followup import standalone_question
+        from edaqa_pipeline.llm.scope import request_scope
 
         question, method, k = self.check_request(question, method, k)
         retriever = self.retriever(method, answerer)
         started = time.perf_counter()
-        result = retriever.retrieve(question, k)
+        rewrite = standalone_question(question, earlier, answerer)
+        result = retriever.retrieve(rewrite.question, k)
         retrieval_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        answer = answer_question(question, list(result.items), answerer, answer_format=answer_format(),
-                                 draft=result.draft)
+        with request_scope(max_tokens=max_tokens, answer_tasks=ANSWER_TASKS):
+            answer = answer_question(rewrite.question, list(result.items), answerer,
+                                     answer_format=answer_format(), draft=result.draft,
+                                     temperature=temperature, on_claim=on_claim)
         answer_ms = (time.perf_counter() - started) * 1000
         ids = {n.item.evidence_id: n.id for n in answer.evidence}
         fallbacks = list(result.trace.get("model_fallbacks", ()))  # model steps of the retrieval
         return {
-            "question": question, "method": method, **answer.to_json(),
+            "question": rewrite.question, **rewrite.to_json(), "method": method, **answer.to_json(),
             **({"retrieval_fallbacks": fallbacks} if fallbacks else {}),
             "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
             "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}),
@@ -160,12 +180,25 @@ class EdaqaService:
         """Lines ``start``..``end`` (1-based, inclusive) of an indexed Markdown document, as
         the storage root holds them; 404 for a document that is not indexed, 400 for a bad
         or too long range (at most ``sources.MAX_LINES``)."""
-        if not isinstance(document, str) or document not in self.snapshot.documents:
-            raise ServiceError(f"{document!r} is not an indexed document of {self.storage}",
-                               status=NOT_FOUND, param="document")
+        document = self.check_document(document)
         lines = self._document_lines(document)
         start, end = check_range(document, start, end, len(lines))
         return SourceLines(document, start, end, tuple(lines[start - 1:end]), len(lines))
+
+    def read_context(self, document: Any, start: Any, end: Any,
+                     context: int = CONTEXT_LINES) -> tuple[SourceLines, SourceLines]:
+        """The cited lines ``start``..``end`` (checked as ``read_lines`` checks them) and the
+        lines to show with them: up to ``context`` more on each side (``sources.context_window``)."""
+        cited = self.read_lines(document, start, end)
+        first, last = context_window(cited.start, cited.end, cited.n_lines, context)
+        return cited, self.read_lines(cited.document, first, last)
+
+    def check_document(self, document: Any) -> str:
+        """``document`` if it is indexed here, else ``ServiceError`` (404)."""
+        if not isinstance(document, str) or document not in self.snapshot.documents:
+            raise ServiceError(f"{document!r} is not an indexed document of {self.storage}",
+                               status=NOT_FOUND, param="document")
+        return document
 
     def _document_lines(self, document: str) -> list[str]:
         # read once: the snapshot is a fixed view of the storage, and so are its lines

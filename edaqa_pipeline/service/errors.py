@@ -7,7 +7,7 @@ request itself is wrong (empty question, k out of range, bad range of lines), 40
 asked for does not exist here (an unknown or unbuilt method, a document that is not indexed,
 a storage root without an index), 409 it exists but cannot be used in this state (a method
 whose retriever cannot be built, an index built with another encoder, a model that is asked
-for but not configured). ``param`` and ``code`` fill OpenAI's error shape on the ``/v1``
+for but not configured), 504 it ran past the server's deadline. ``param`` and ``code`` fill OpenAI's error shape on the ``/v1``
 routes.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 BAD_REQUEST = 400
 NOT_FOUND = 404
 CONFLICT = 409
+GATEWAY_TIMEOUT = 504
 
 
 class ServiceError(RuntimeError):

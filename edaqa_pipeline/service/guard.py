@@ -7,7 +7,8 @@ shape and costs the server nothing else:
 
 * ``GuardMiddleware`` (ASGI, before routing): on a loopback bind, the Host header must name
   the loopback address and port the server listens on (421 otherwise); when a token is set
-  (``EDAQA_API_TOKEN``), every route but ``/health`` needs ``Authorization: Bearer TOKEN``
+  (``EDAQA_API_TOKEN``), every route but ``/health`` and the answer page itself (``/``: the
+  page holds no data and asks the reader for the token) needs ``Authorization: Bearer TOKEN``
   (401); a body over ``MAX_BODY_BYTES`` is refused from its Content-Length (413).
 * ``read_json`` (in a route): the body must be declared ``application/json`` (415: a
   cross-site form or ``text/plain`` POST cannot send it without a CORS preflight, which this
@@ -29,7 +30,7 @@ MAX_BODY_BYTES = 256 * 1024  # a chat of many turns fits; a request is never a d
 MAX_JSON_DEPTH = 16  # the deepest valid request (a chat message's content parts) is 4
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 UNAUTHORIZED, TOO_LARGE, UNSUPPORTED_TYPE, MISDIRECTED = 401, 413, 415, 421
-OPEN_PATHS = ("/health",)  # what a load balancer probes without a token
+OPEN_PATHS = ("/health", "/")  # what a load balancer probes; the page that asks for the token
 
 
 def loopback_authorities(port: int) -> set[str]:

@@ -16,8 +16,10 @@ person gets:
 
 A bad argument (unknown method or document, empty question, bad k or range) is the tool's
 error result with the ``ServiceError`` message, never a crash; the server keeps serving.
-The HTTP transport binds loopback only and checks the Host header (DNS rebinding): the
-HTTP API's token does not cover it, so it is not offered off the machine.
+The HTTP transport sits behind the HTTP API's guard (``guard.py``): on loopback the Host
+header is checked (DNS rebinding) and so is the Origin (the SDK's check); off loopback it
+needs ``EDAQA_API_TOKEN`` as a bearer token on every request; bodies over the API's size
+limit are refused.
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from edaqa_pipeline.service.errors import ServiceError
-from edaqa_pipeline.service.guard import LOOPBACK_HOSTS, loopback_authorities
+from edaqa_pipeline.service.guard import (
+    LOOPBACK_HOSTS,
+    MAX_BODY_BYTES,
+    GuardMiddleware,
+    loopback_authorities,
+)
 from edaqa_pipeline.service.requests import MAX_K
 from edaqa_pipeline.service.sources import MAX_LINES
 
@@ -109,28 +116,37 @@ def create_mcp_server(server: AnswerServer) -> MCPServer:
     return app
 
 
-def check_transport(transport: str, host: str) -> None:
-    """``ServiceError`` unless ``transport`` is ``stdio``, or ``http`` on a loopback ``host``."""
+def check_transport(transport: str, host: str, token: str | None = None) -> None:
+    """``ServiceError`` unless ``transport`` is ``stdio``, or ``http`` on a loopback ``host``
+    or with a token (``EDAQA_API_TOKEN``) off it."""
     if transport not in TRANSPORTS:
         raise ServiceError(f"transport {transport!r}: choose from {', '.join(TRANSPORTS)}")
-    if transport == "http" and host not in LOOPBACK_HOSTS:
-        raise ServiceError(f"edaqa mcp serves HTTP on loopback only ({', '.join(LOOPBACK_HOSTS)}), "
-                           f"not {host!r}: use stdio, or put an authenticating proxy in front")
+    if transport == "http" and host not in LOOPBACK_HOSTS and not token:
+        raise ServiceError(f"edaqa mcp --host {host} serves the network: set EDAQA_API_TOKEN "
+                           "(clients send 'Authorization: Bearer TOKEN'), or serve loopback only "
+                           f"({', '.join(LOOPBACK_HOSTS)})")
 
 
-def run_mcp(server: AnswerServer, transport: str, host: str, port: int) -> None:
+def run_mcp(server: AnswerServer, transport: str, host: str, port: int, token: str | None = None) -> None:
     """Serve ``server`` over ``transport`` (``stdio`` or ``http``: streamable HTTP at
-    ``http://host:port/mcp``, loopback only, Host header checked)."""
+    ``http://host:port/mcp`` behind the HTTP API's guard: Host header on loopback, bearer
+    ``token`` when given, body size)."""
     import anyio
-    from mcp.server.transport_security import TransportSecuritySettings
 
-    check_transport(transport, host)
+    check_transport(transport, host, token)
     app = create_mcp_server(server)
     if transport == "stdio":
         anyio.run(app.run_stdio_async)
         return
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
-    hosts = sorted(loopback_authorities(port))
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                         allowed_origins=[f"http://{h}" for h in hosts])
-    anyio.run(lambda: app.run_streamable_http_async(host=host, port=port, transport_security=security))
+    security = None
+    if host in LOOPBACK_HOSTS:  # the SDK's Origin check too (a cross-site page's POST)
+        hosts = sorted(loopback_authorities(port))
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                             allowed_origins=[f"http://{h}" for h in hosts])
+    http_app = app.streamable_http_app(transport_security=security, host=host,
+                                       max_request_body_size=MAX_BODY_BYTES)
+    uvicorn.run(GuardMiddleware(http_app, host=host, port=port, token=token), host=host, port=port,
+                log_level="warning")

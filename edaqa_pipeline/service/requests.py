@@ -16,6 +16,7 @@ from edaqa_pipeline.service.errors import NOT_FOUND, ServiceError
 
 MAX_K = 50  # evidence items one request may ask for: the answer packs ~2k tokens anyway
 MAX_QUESTION_CHARS = 2000  # a question, not a document: longer text is pasted by mistake
+DEFAULT_DEADLINE_S = 600.0  # per request: a 1.5B model on two CPU cores takes minutes an answer
 
 
 def check_question(question: Any) -> str:

@@ -7,6 +7,9 @@ keep each Markdown block's exact source lines (``raw``) with its 1-based span, s
 a document is rebuilt from them. Lines between blocks that the parser did not keep (blank
 lines, HTML comments, link definitions) come back as empty strings, so line numbers stay
 those of the file. PDF documents cite pages, not lines, and are refused.
+
+A reader judges cited lines by what surrounds them, so a view of a citation (``view_json``)
+adds up to ``CONTEXT_LINES`` lines before and after, marking which lines are the cited ones.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from edaqa_pipeline.service.errors import BAD_REQUEST, NOT_FOUND, ServiceError
 
 MAX_LINES = 200  # lines one request may read: a section, never a whole manual
+CONTEXT_LINES = 5  # lines shown around cited lines
 BLOCKS_TABLE = "parsed_documents"
 
 
@@ -77,3 +81,20 @@ def check_range(document: str, start: Any, end: Any, n_lines: int) -> tuple[int,
         raise ServiceError(f"lines {start}-{end} are {end - start + 1} lines; read at most "
                            f"{MAX_LINES} at a time", param="end")
     return start, end
+
+
+def context_window(start: int, end: int, n_lines: int, context: int = CONTEXT_LINES) -> tuple[int, int]:
+    """The lines to show for cited lines ``start``..``end``: up to ``context`` more on each side,
+    within the document and within ``MAX_LINES`` in all (the cited lines always fit)."""
+    spare = max(0, MAX_LINES - (end - start + 1))
+    before = min(context, start - 1, spare // 2 + spare % 2)
+    after = min(context, n_lines - end, spare - before)
+    return start - before, end + after
+
+
+def view_json(cited: SourceLines, window: SourceLines) -> dict[str, Any]:
+    """``cited``'s location and the numbered lines of ``window`` around it, each marked
+    ``cited`` or not (what the answer page shows for a citation)."""
+    return {**cited.to_json(), "lines": [
+        {"number": number, "text": text, "cited": cited.start <= number <= cited.end}
+        for number, text in enumerate(window.lines, window.start)]}
