@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -26,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from edaqa_pipeline_tests.llm_servers import _default_signals, free_port, stop_process, wait_ready
+from edaqa_pipeline_tests.test_serve import serve
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +36,7 @@ PDF_QUESTION = "What is the dropout voltage of the Nimbus LDO?"
 PDF = "nimbus_ldo_datasheet.pdf"
 UI_TIMEOUT_MS = 60_000
 TOKEN = "page-test-token-5f1c"
+SERVE_ARGS = ("--answers", "extractive", "--method", "bm25")
 
 
 def copy_index(sample_index: Any, root: Path) -> tuple[Path, Path]:
@@ -51,31 +50,10 @@ def copy_index(sample_index: Any, root: Path) -> tuple[Path, Path]:
     return root / "corpus", root / "storage"
 
 
-@contextmanager
-def serve(storage: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``edaqa serve --answers extractive --method bm25`` on ``storage``; yields its base URL."""
-    port = free_port()
-    log = storage.parent / f"serve-{port}.log"
-    child_env = {k: v for k, v in os.environ.items()
-                 if not k.startswith(("EDAQA_LLM", "OPENAI", "EDAQA_API_TOKEN"))}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "edaqa_pipeline.cli", "serve", "--storage", str(storage),
-             "--port", str(port), "--answers", "extractive", "--method", "bm25"],
-            stdout=out, stderr=subprocess.STDOUT, env={**child_env, **(env or {})},
-            preexec_fn=_default_signals)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_ready(proc, f"{base}/health", 180, log, what="edaqa serve")
-            yield base
-        finally:
-            stop_process(proc)
-
-
 @pytest.fixture(scope="module")
 def page_server(sample_index, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     corpus, storage = copy_index(sample_index, tmp_path_factory.mktemp("answer_page"))
-    with serve(storage) as base:
+    with serve(storage, *SERVE_ARGS) as base:
         yield base, corpus, storage
 
 
@@ -334,7 +312,7 @@ def test_a_server_with_a_token_asks_for_it_once_and_sends_it(sample_index, tmp_p
     from playwright.sync_api import expect
 
     _, storage = copy_index(sample_index, tmp_path)
-    with serve(storage, env={"EDAQA_API_TOKEN": TOKEN}) as base:
+    with serve(storage, *SERVE_ARGS, env={"EDAQA_API_TOKEN": TOKEN}) as base:
         assert request(f"{base}/source?document=pdn.md&start=31&end=31")[0] == 401
         assert request(f"{base}/source?document=pdn.md&start=31&end=31", token=TOKEN)[0] == 200
         with chromium_page(expected_errors="status of 401") as page:

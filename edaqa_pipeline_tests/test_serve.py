@@ -30,7 +30,9 @@ def serve(storage: Path, *extra: str, env: dict[str, str] | None = None) -> Iter
     """Start ``edaqa serve`` and yield its base URL (``http://127.0.0.1:PORT``)."""
     port = free_port()
     log = storage.parent / f"serve-{port}.log"
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith(("EDAQA_LLM", "OPENAI"))}
+    # the model and the token of the shell running the tests are not the test's
+    child_env = {k: v for k, v in os.environ.items()
+                 if not k.startswith(("EDAQA_LLM", "OPENAI", "EDAQA_API_TOKEN"))}
     child_env.update(env or {})
     with open(log, "wb") as out:
         proc = subprocess.Popen(

@@ -76,6 +76,12 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def deadline_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--deadline-s", type=float, default=DEFAULT_DEADLINE_S,
+                   help=f"per-request deadline in seconds (default {DEFAULT_DEADLINE_S:g}): a request "
+                   "past it gets a 504 and its model call is cancelled")
+
+
 def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("serve", help="serve cited answers over HTTP (also OpenAI-compatible)",
                        description="HTTP API: POST /ask, GET /v1/models, POST /v1/chat/completions "
@@ -88,9 +94,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="serve a non-loopback --host without EDAQA_API_TOKEN")
     p.add_argument("--method", default=None, help="default method (default: edaqa when built)")
     p.add_argument("--k", type=int, default=5, help="evidence items per question (default 5)")
-    p.add_argument("--deadline-s", type=float, default=DEFAULT_DEADLINE_S,
-                   help=f"per-request deadline in seconds (default {DEFAULT_DEADLINE_S:g}): a request "
-                   "past it gets a 504 and its model call is cancelled")
+    deadline_argument(p)
     p.add_argument("--workers", type=int, default=1,
                    help="server processes (default 1); each answers requests concurrently and holds "
                    "its own copy of the index, so N workers use N cores and N times the memory")
@@ -109,8 +113,6 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     p.add_argument("--method", default=None, help="default method (default: edaqa when built)")
     p.add_argument("--k", type=int, default=5, help="evidence items per question (default 5)")
-    p.add_argument("--deadline-s", type=float, default=DEFAULT_DEADLINE_S,
-                   help=f"per-request deadline in seconds (default {DEFAULT_DEADLINE_S:g}): a request "
-                   "past it gets a 504 and its model call is cancelled")
+    deadline_argument(p)
     answers_argument(p)
     p.set_defaults(func=_cmd_mcp)

@@ -49,6 +49,13 @@ def render_user(inputs: Mapping[str, Any]) -> str:
             "Answer in short sentences, each ending with its evidence ids in brackets.")
 
 
+def _claim(match: re.Match[str]) -> Claim | None:
+    """The claim of one sentence with its evidence ids (None for ids without a sentence)."""
+    sentence = _LEADING.sub("", " ".join(match.group("text").split())).strip()
+    ids = list(dict.fromkeys(f"E{n}" for n in _ID.findall(match.group("marks"))))[:3]
+    return Claim(text=sentence[:MAX_CLAIM_CHARS], evidence=ids) if sentence else None
+
+
 def parse_text_answer(text: str) -> tuple[bool, list[Claim], list[str]]:
     """(abstained, claims, sentences without evidence ids) of a text answer."""
     if NOT_FOUND_MARK.lower() in text.lower() and not _MARKED.search(text):
@@ -57,11 +64,10 @@ def parse_text_answer(text: str) -> tuple[bool, list[Claim], list[str]]:
     unmarked: list[str] = []
     end = 0
     for match in _MARKED.finditer(text):
-        sentence = _LEADING.sub("", " ".join(match.group("text").split())).strip()
-        ids = list(dict.fromkeys(f"E{n}" for n in _ID.findall(match.group("marks"))))[:3]
         end = match.end()
-        if sentence and len(claims) < MAX_CLAIMS:
-            claims.append(Claim(text=sentence[:MAX_CLAIM_CHARS], evidence=ids))
+        claim = _claim(match)
+        if claim is not None and len(claims) < MAX_CLAIMS:
+            claims.append(claim)
     rest = " ".join(text[end:].split())
     if rest and NOT_FOUND_MARK.lower() not in rest.lower():
         unmarked.append(rest[:MAX_CLAIM_CHARS])
@@ -75,10 +81,9 @@ def finished_claims(text: str) -> list[Claim]:
     for match in _MARKED.finditer(text):
         if not any(ch.isalnum() for ch in text[match.end():]):
             break  # more ids, or the end of the sentence, may still come
-        sentence = _LEADING.sub("", " ".join(match.group("text").split())).strip()
-        ids = list(dict.fromkeys(f"E{n}" for n in _ID.findall(match.group("marks"))))[:3]
-        if sentence and len(claims) < MAX_CLAIMS:
-            claims.append(Claim(text=sentence[:MAX_CLAIM_CHARS], evidence=ids))
+        claim = _claim(match)
+        if claim is not None and len(claims) < MAX_CLAIMS:
+            claims.append(claim)
     return claims
 
 

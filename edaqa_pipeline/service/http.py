@@ -59,24 +59,28 @@ if TYPE_CHECKING:
     from edaqa_pipeline.retrieval.record import Retrieval
 
 
+def default_method_of(methods: list[str], chosen: str | None, storage: Any) -> str:
+    """The method a server answers with when a request names none: ``chosen``, else ``edaqa``
+    when built, else the first built one; 409 when it is not built or nothing is."""
+    from edaqa_pipeline.registry import DEFAULT_METHOD
+
+    if not methods:
+        raise ServiceError(f"no method is built under {storage}; run edaqa index first", status=CONFLICT)
+    method = chosen or (DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0])
+    if method not in methods:
+        raise ServiceError(f"method {method!r} is not built under {storage} (built: {', '.join(methods)})",
+                           status=CONFLICT)
+    return method
+
+
 class AnswerServer:
     """The service as ``edaqa serve`` and ``edaqa mcp`` offer it: its default method and k,
     and one answerer shared by concurrent requests."""
 
     def __init__(self, service: EdaqaService, answers: str | None, default_method: str | None,
                  k: int, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
-        from edaqa_pipeline.registry import DEFAULT_METHOD
-
         self.service = service
-        methods = service.methods
-        if not methods:
-            raise ServiceError(f"no method is built under {service.storage}; run edaqa index first",
-                               status=CONFLICT)
-        self.default_method = default_method or (DEFAULT_METHOD if DEFAULT_METHOD in methods
-                                                 else methods[0])
-        if self.default_method not in methods:
-            raise ServiceError(f"method {self.default_method!r} is not built under "
-                               f"{service.storage} (built: {', '.join(methods)})", status=CONFLICT)
+        self.default_method = default_method_of(service.methods, default_method, service.storage)
         self.llm = answer_client(answers)
         self.k = check_k(k)
         if not deadline_s > 0:
@@ -148,11 +152,7 @@ def preflight(storage: str, answers: str | None, method: str | None) -> tuple[li
     if not Path(storage, "manifest.json").exists():
         raise ServiceError(f"{storage} has no index; run edaqa index first", status=NOT_FOUND)
     methods = available_methods(Path(storage))
-    if not methods:
-        raise ServiceError(f"no method is built under {storage}; run edaqa index first", status=CONFLICT)
-    if method is not None and method not in methods:
-        raise ServiceError(f"method {method!r} is not built under {storage} (built: {', '.join(methods)})",
-                           status=CONFLICT)
+    default_method_of(methods, method, storage)
     return methods, answerer_name(answer_client(answers))
 
 

@@ -33,7 +33,7 @@ ZOOM = 2.0  # 144 dpi: table digits stay legible
 MAX_PIXELS = 6_000_000  # an oversized page is rendered smaller, never larger than this
 MIN_SHARE = 0.5  # of a claim's content words a block must hold to be its block
 STILL_THERE = 0.8  # of a marked block's words the file's text at its bbox must still hold
-MAX_CLAIM_CHARS = 2000
+MAX_CLAIM_PARAM_CHARS = 2000
 CHUNK_TABLES = ("chunks", "datasheet_chunks")
 FILL, EDGE = (1.0, 0.84, 0.0), (0.85, 0.4, 0.0)  # amber mark, darker outline
 PAD = 2.0  # points around a marked block
@@ -132,8 +132,8 @@ def render_page(storage: Path, document: str, page: Any, chunk: str | None = Non
     from edaqa_pipeline.corpus.scan import UnsafePathError, resolve_key
 
     page = check_page(page)
-    if not isinstance(claim, str) or len(claim) > MAX_CLAIM_CHARS:
-        raise ServiceError(f"'claim' must be a text of at most {MAX_CLAIM_CHARS} characters",
+    if not isinstance(claim, str) or len(claim) > MAX_CLAIM_PARAM_CHARS:
+        raise ServiceError(f"'claim' must be a text of at most {MAX_CLAIM_PARAM_CHARS} characters",
                            param="claim")
     blocks = page_blocks(storage, document, page)
     mark = marked_blocks(blocks, chunk_blocks(storage, document, chunk) if chunk else None, claim)
