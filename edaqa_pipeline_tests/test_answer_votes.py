@@ -126,6 +126,15 @@ def test_export_of_a_damaged_votes_file_names_the_line(tmp_path: Path) -> None:
     assert not (tmp_path / "out.jsonl").exists()
 
 
+def test_a_vote_with_unicode_line_separators_exports(tmp_path: Path) -> None:
+    vote(tmp_path, "up", question="What is the default\u2028of -starts_with\u0085in define_power_grid?")
+    vote(tmp_path, "up")
+    assert len(read_votes(tmp_path)) == 2
+    result = export(tmp_path, tmp_path / "out.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert len(load_qa(tmp_path / "out.jsonl")) == 2
+
+
 def test_export_without_votes_writes_an_empty_qa_file(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     result = export(tmp_path, out)

@@ -44,7 +44,7 @@ def test_a_follow_up_takes_the_earlier_subject_by_rule() -> None:
 
 def test_the_model_rewrites_and_a_failed_rewrite_falls_back_to_the_rule(scripted_server) -> None:  # type: ignore[no-untyped-def]
     server = scripted_server([ok("What is the default of -sink_clustering_size in clock_tree_synthesis?"),
-                              http_error(400), ok("line one\nline two")])
+                              http_error(400), ok("line one\nline two"), ok("and its default?")])
     client = _client(server)
     by_model = standalone_question("and its default?", EARLIER, client)
     assert by_model.by == "llm:scripted"
@@ -54,6 +54,10 @@ def test_the_model_rewrites_and_a_failed_rewrite_falls_back_to_the_rule(scripted
     assert failed.by == "rule" and "failed" in failed.reason and failed.question.startswith("About ")
     unusable = standalone_question("and its default?", EARLIER, client)
     assert unusable.by == "rule" and "one short line" in unusable.reason
+    kept = standalone_question("and its default?", EARLIER, client)  # judged standalone by the model
+    assert kept.by == "" and kept.question == "and its default?"
+    long_turn = standalone_question("and how long does it take?", (Turn("user", "word " * 5000),))
+    assert len(long_turn.question) < 1000
 
 
 def test_finished_claims_leave_out_the_sentence_still_being_written() -> None:

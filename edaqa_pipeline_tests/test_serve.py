@@ -126,3 +126,7 @@ def test_several_workers_answer_and_refuse_a_bad_setting_before_starting(sample_
          "--method", "no_such_method", "--port", str(free_port())],
         capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "no_such_method" in refused.stderr and "not built" in refused.stderr
+    bad_k = subprocess.run(
+        [sys.executable, "-m", "edaqa_pipeline.cli", "serve", "--storage", str(storage), "--workers", "2",
+         "--k", "0", "--port", str(free_port())], capture_output=True, text=True, timeout=120)
+    assert bad_k.returncode == 2 and "'k'" in bad_k.stderr

@@ -39,7 +39,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         server = AnswerServer.open(args.storage, args.answers, args.method, args.k,
                                    args.deadline_s) if args.workers == 1 else None
         methods, answerer = (server.methods, server.answerer) if server else preflight(
-            args.storage, args.answers, args.method)
+            args.storage, args.answers, args.method, args.k, args.deadline_s)
     except service.ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

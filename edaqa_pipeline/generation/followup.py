@@ -12,7 +12,8 @@ method retrieves:
   earlier question is added after it, so its words reach retrieval);
 * by the model, when one answers: the ``standalone_question`` task rewrites the question
   from the conversation; an empty, overlong or multi-line rewrite, or a failed call, falls
-  back to the rule and says why.
+  back to the rule and says why; the question sent back unchanged means the model judged it
+  standalone, and it is kept.
 
 A question that names an identifier is taken as it is (it brings its own subject), and so is
 the first question of a conversation. The caller gets the question asked and, when it was
@@ -98,7 +99,7 @@ def rule_rewrite(question: str, earlier: Sequence[Turn]) -> str:
         subject = subject_of(text)
         if subject:
             return f"About {subject}: {rest}"
-    return f"{rest} (following: {' '.join(asked[-1].split())})" if asked else question
+    return f"{rest} (following: {' '.join(asked[-1][:MAX_TURN_CHARS].split())})" if asked else question
 
 
 def _render(inputs: Mapping[str, Any]) -> str:
@@ -122,8 +123,6 @@ def _usable(text: str, question: str) -> str:
         return "the model's rewrite was empty"
     if "\n" in text.strip() or len(text) > MAX_REWRITE_CHARS:
         return "the model's rewrite was not one short line"
-    if text.strip().lower() == question.strip().lower():
-        return "the model kept the question as it was"
     return ""
 
 
@@ -141,6 +140,9 @@ def standalone_question(question: str, earlier: Sequence[Turn], llm: LLMClient |
         reason = f"the model's rewrite failed ({exc.cause or 'error'})"
     else:
         reason = _usable(text, question)
+        rewritten = " ".join(text.split()).strip("\"'` ")
+        if not reason and rewritten.lower() == question.strip().lower():
+            return Rewrite(question, question)  # the model judged it standalone
         if not reason:
-            return Rewrite(question, " ".join(text.split()).strip("\"'` "), f"llm:{llm.model}")
+            return Rewrite(question, rewritten, f"llm:{llm.model}")
     return Rewrite(question, by_rule, "rule", reason) if by_rule != question else Rewrite(question, question, "", "")

@@ -82,11 +82,7 @@ class AnswerServer:
         self.service = service
         self.default_method = default_method_of(service.methods, default_method, service.storage)
         self.llm = answer_client(answers)
-        self.k = check_k(k)
-        if not deadline_s > 0:
-            raise ServiceError(f"the request deadline must be positive, got {deadline_s}",
-                               param="deadline_s")
-        self.deadline_s = float(deadline_s)
+        self.k, self.deadline_s = check_k(k), check_deadline(deadline_s)
         service.warm(answerer=self.llm)
 
     @classmethod
@@ -141,7 +137,15 @@ class AnswerServer:
 SETTINGS_VARIABLE = "EDAQA_SERVE_SETTINGS"  # how ``edaqa serve --workers N`` configures its workers
 
 
-def preflight(storage: str, answers: str | None, method: str | None) -> tuple[list[str], str]:
+def check_deadline(deadline_s: Any) -> float:
+    """``deadline_s`` as seconds; 400 unless it is a positive number."""
+    if not isinstance(deadline_s, int | float) or isinstance(deadline_s, bool) or not deadline_s > 0:
+        raise ServiceError(f"the request deadline must be positive, got {deadline_s}", param="deadline_s")
+    return float(deadline_s)
+
+
+def preflight(storage: str, answers: str | None, method: str | None, k: int = 5,
+              deadline_s: float = DEFAULT_DEADLINE_S) -> tuple[list[str], str]:
     """(the built methods, the answerer) of a server that ``AnswerServer.open`` would start
     with these settings, or its ``ServiceError``, without loading the index: what the
     supervisor of several workers checks before they start."""
@@ -151,6 +155,8 @@ def preflight(storage: str, answers: str | None, method: str | None) -> tuple[li
 
     if not Path(storage, "manifest.json").exists():
         raise ServiceError(f"{storage} has no index; run edaqa index first", status=NOT_FOUND)
+    check_k(k)
+    check_deadline(deadline_s)
     methods = available_methods(Path(storage))
     default_method_of(methods, method, storage)
     return methods, answerer_name(answer_client(answers))

@@ -113,7 +113,9 @@ def read_votes(storage: str | Path) -> list[dict[str, Any]]:
     with _locked(path, os.O_RDONLY, fcntl.LOCK_SH) as fd:
         data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     votes = []
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+    # records end in "\n" only: text copied from a PDF may hold U+2028 / U+0085, which
+    # splitlines() would also split on
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
         if not line.strip():
             continue
         try:
