@@ -46,6 +46,26 @@ BLOCK_KINDS: tuple[str, ...] = (
     "figure",
 )
 
+# The formats a parser reads, by file suffix; a corpus file with any other suffix is listed in
+# the index manifest as skipped (with its type), never dropped silently.
+DOCUMENT_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "markdown": (".md", ".markdown"),
+    "html": (".html", ".htm"),
+    "pdf": (".pdf",),
+}
+
+
+def readable_suffixes() -> str:
+    """``.md, .markdown, .html, .htm, .pdf``: what a message about unreadable files lists."""
+    return ", ".join(s for suffixes in DOCUMENT_SUFFIXES.values() for s in suffixes)
+
+
+def document_format(name: str) -> str | None:
+    """The format (``markdown``, ``html``, ``pdf``) of a file name by suffix, else None."""
+    lower = name.lower()
+    return next((fmt for fmt, suffixes in DOCUMENT_SUFFIXES.items() if lower.endswith(suffixes)), None)
+
+
 WHITESPACE_RUN = r"[\s\x1c-\x1f]+"  # one definition: normalise_ws here, the semantic table hash in
 # Polars (Rust's \s lacks the separators \x1c-\x1f that Python's \s has)
 _WS = re.compile(WHITESPACE_RUN)
@@ -79,12 +99,13 @@ STRS = pl.List(pl.String)
 
 DOCUMENTS_SCHEMA: dict[str, pl.DataType] = {
     "document": pl.String(),  # partition key = path relative to the corpus root (posix)
-    "format": pl.String(),  # markdown | pdf
+    "format": pl.String(),  # markdown | html | pdf
     "source_sha256": pl.String(),
     "n_bytes": pl.Int64(),
     "n_lines": pl.Int64(),  # Markdown: lines; PDF: 0
     "n_pages": pl.Int64(),  # PDF: pages; Markdown: 0
     "title": pl.String(),
+    "failed_pages": pl.String(),  # PDF: JSON [{page, error}] of the pages left out; else "[]"
 }
 
 BLOCKS_SCHEMA: dict[str, pl.DataType] = {

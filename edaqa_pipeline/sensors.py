@@ -18,6 +18,7 @@ single partitions of a multi-partition step, dagster issue #17836).
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from dagster import (
     AddDynamicPartitionsRequest,
@@ -35,7 +36,7 @@ from dagster import (
 )
 
 from edaqa_pipeline.assets.document_specs import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG
-from edaqa_pipeline.assets.document_state import FAILED
+from edaqa_pipeline.assets.document_state import FAILED, FAILED_PAGES
 from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS, DOCUMENTS, ISOLATE_FAILURES_TAG
 from edaqa_pipeline.corpus.scan import scan_corpus
 from edaqa_pipeline.jobs import assemble_corpus_job, build_index_job, index_document_job
@@ -85,8 +86,9 @@ def build_request(order: Sequence[str], keys: Sequence[str], run_key: str, reaso
 )
 def corpus_sensor(context: SensorEvaluationContext, settings: PipelineSettings) -> SensorResult | SkipReason:
     cfg = settings.settings()
-    files, refused = scan_corpus(cfg.corpus_root)
-    for name, problem in refused:
+    scan = scan_corpus(cfg.corpus_root)
+    files = scan.files
+    for name, problem in scan.refused:
         context.log.warning(f"refused {name}: {problem}")
     current = {f.key: f.sha256 for f in files}
     generation, previous = load_cursor(context.cursor)
@@ -139,6 +141,21 @@ def failed_documents(instance, run_id: str) -> dict[str, str]:  # type: ignore[n
         if key not in found or rank < found[key][0]:
             found[key] = (rank, str(reason.value))
     return {key: reason for key, (_, reason) in sorted(found.items())}
+
+
+def partial_documents(instance, run_id: str) -> dict[str, list[dict[str, Any]]]:  # type: ignore[no-untyped-def]
+    """{document key: [{page, error}]} of the PDFs a run indexed without some of their pages."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    records = instance.get_records_for_run(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION,
+                                           limit=1_000_000).records
+    for record in records:
+        materialization = record.asset_materialization
+        if materialization is None or materialization.partition is None:
+            continue
+        pages = materialization.metadata.get(FAILED_PAGES)
+        if pages is not None and materialization.asset_key.to_user_string() == "parsed_documents":
+            found[materialization.partition] = list(pages.value)
+    return dict(sorted(found.items()))
 
 
 @run_status_sensor(

@@ -322,7 +322,8 @@ def test_symlinks_out_of_the_root_are_refused(indexed: Indexed) -> None:
 
 
 def test_scan_corpus_refuses_the_symlink(indexed: Indexed) -> None:
-    files, refused = scan_corpus(indexed.corpus)
+    scan = scan_corpus(indexed.corpus)
+    files, refused = scan.files, scan.refused
     assert "escape.md" in dict(refused)
     assert all((f.path.resolve()).is_relative_to(indexed.corpus.resolve()) for f in files)
 

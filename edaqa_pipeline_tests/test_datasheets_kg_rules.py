@@ -80,3 +80,17 @@ def test_offline_refine_emits_one_instruction_per_property():
         ("RENAME", None, None, 2, "X", "X [hot]"),
         ("KEEP", None, None, 3, "Y", None),
     ]
+
+
+def test_a_sentence_long_heading_still_gives_every_property_a_block():
+    """A manual's heading can be a whole sentence; the block named after it is cut to the
+    executor's limit instead of being refused, which left the property without a block."""
+    heading = ("Set global routing region adjustment. Example: set_global_routing_region_adjustment "
+               "{1.5 2 20 30.5} -layer Metal4 -adjustment 0.7 for the upper metal layers")
+    names = route_path("power", ["Global Routing", heading, "Options"], "")
+    assert all(len(name) <= 120 for name in names) and any(name.endswith("…") for name in names)
+    props = [{**_prop("p1", "layer", "Metal4", ""), "section_path": ["Global Routing", heading, "Options"],
+              "table_title": ""}]
+    result = build_hardware_kg(DOC, props, "power", config=KGConfig())
+    problems = kg_problems(result.nodes())
+    assert not problems["no_property_outside_block"], problems

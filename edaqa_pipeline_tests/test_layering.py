@@ -96,6 +96,7 @@ CLI_EXEMPT: dict[tuple[str, str], str] = {
     ("index.py", "edaqa_pipeline.storage.manifest"): "the manifest summary written after a run",
     ("index.py", "edaqa_pipeline.storage.tables"): "artifact counts printed after a run",
     ("index.py", "edaqa_pipeline.corpus.scan"): "`estimate` scans a corpus folder (no index yet)",
+    ("index.py", "edaqa_pipeline.model"): "the suffixes a parser reads, named when none was read",
     ("index.py", "edaqa_pipeline.parsing.documents"): "`estimate` parses the corpus it costs",
     ("index.py", "edaqa_pipeline.parsing.errors"): "`estimate` skips documents that fail to parse",
     ("index.py", "edaqa_pipeline.extraction.semantic_llm"): "`estimate` counts the LLM prompts",

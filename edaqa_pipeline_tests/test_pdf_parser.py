@@ -146,6 +146,7 @@ def test_headings_prose_and_document_row(sheet: Any) -> None:
         "n_lines": 0,
         "n_pages": 1,
         "title": "Nimbus LDO Datasheet",
+        "failed_pages": "[]",
     }
     assert len(doc["source_sha256"]) == 64
     assert set(doc) == set(DOCUMENTS_SCHEMA)

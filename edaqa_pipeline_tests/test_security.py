@@ -79,7 +79,8 @@ def test_a_symlinked_folder_leading_outside_is_never_scanned(tmp_path: Path) -> 
     (outside / "deep" / "secret.md").write_text("# Secret\n")
     (root / "ok.md").write_text("# Fine\n\nText.\n")
     (root / "linked").symlink_to(outside, target_is_directory=True)
-    files, refused = scan_corpus(root)
+    scan = scan_corpus(root)
+    files, refused = scan.files, scan.refused
     assert [f.key for f in files] == ["ok.md"]
     for name, reason in refused:  # walked or not, never indexed; if walked, refused clearly
         assert name.startswith("linked/") and "outside the corpus root" in reason

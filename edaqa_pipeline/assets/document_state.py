@@ -25,12 +25,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance, EventLogRecord
+from dagster import (
+    AssetCheckKey,
+    AssetCheckSeverity,
+    AssetKey,
+    AssetRecordsFilter,
+    DagsterEventType,
+    DagsterInstance,
+    EventLogRecord,
+)
+
+from edaqa_pipeline.settings import DEFAULT_MAX_PDF_PAGES, DEFAULT_PDF_PAGE_SECONDS
 
 FINGERPRINT = "edaqa/fingerprint"
 SOURCE = "edaqa/source_sha256"
 ENVIRONMENT = "edaqa/environment"
 FAILED = "edaqa/failed"
+FAILED_PAGES = "edaqa/failed_pages"  # parsed_documents metadata: PDF pages left out [{page, error}]
 DOCUMENTS_SHA = "edaqa/documents_sha256"  # corpus assets: the document set they were built from
 CODE_VERSION_TAG = "dagster/code_version"
 
@@ -107,6 +118,8 @@ def environment_fingerprint(settings: Any, llm: Any = None) -> str:
     cfg = settings.settings()
     parts: list[Any] = [cfg.max_document_mb, cfg.chunk_max_tokens, cfg.occurrence_min_chars,
                         model_id(cfg.encoder_path)]
+    if (cfg.max_pdf_pages, cfg.pdf_page_seconds) != (DEFAULT_MAX_PDF_PAGES, DEFAULT_PDF_PAGE_SECONDS):
+        parts.append([cfg.max_pdf_pages, cfg.pdf_page_seconds])  # defaults: fingerprints unchanged
     if llm is not None:
         env = os.environ
         parts.append([
@@ -180,14 +193,30 @@ def stale_documents(instance: DagsterInstance, io_manager: Any, sources: Mapping
     return found
 
 
+def failed_check(instance: DagsterInstance, check_keys: Iterable[AssetCheckKey]) -> str | None:
+    """``asset: check name`` of the first check whose latest evaluation failed with ERROR
+    severity (a blocking check: the table it guards was written, then the run failed)."""
+    for key in sorted(check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
+        history = instance.event_log_storage.get_asset_check_execution_history(key, limit=1)
+        evaluation = history[0].evaluation if history else None
+        if evaluation is not None and not evaluation.passed and evaluation.severity == AssetCheckSeverity.ERROR:
+            return f"{key.asset_key.to_user_string()}: check {key.name} failed"
+    return None
+
+
 def corpus_is_stale(instance: DagsterInstance, io_manager: Any, corpus_assets: Iterable[str],
                     code_versions: Mapping[str, str | None], documents: Iterable[str],
-                    document_assets: Iterable[str]) -> str | None:
+                    document_assets: Iterable[str],
+                    check_keys: Iterable[AssetCheckKey] = ()) -> str | None:
     """Why the cross-document assets must run again, or None: one is missing or of another
-    code version, was built from another set of documents, or is older than a per-document
-    materialisation of an indexed document (a build interrupted between the two)."""
+    code version, was built from another set of documents, failed a blocking check, or is
+    older than a per-document materialisation of an indexed document (a build interrupted
+    between the two)."""
     documents = sorted(documents)
     oldest: int | None = None
+    failed = failed_check(instance, check_keys)
+    if failed:
+        return failed
     for asset in corpus_assets:
         record = latest_record(instance, asset)
         if record is None or not io_manager.has_table(asset):

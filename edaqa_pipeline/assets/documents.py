@@ -10,6 +10,7 @@ still indexes.
 """
 
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 
@@ -17,6 +18,7 @@ import polars as pl
 from dagster import AssetExecutionContext, Failure, Output
 
 from edaqa_pipeline import checks
+from edaqa_pipeline.assets.document_state import FAILED_PAGES
 from edaqa_pipeline.assets.per_document import document_asset
 from edaqa_pipeline.corpus.scan import UnsafePathError, file_sha256, resolve_key
 from edaqa_pipeline.extraction.artifacts import extract_artifacts
@@ -30,8 +32,9 @@ from edaqa_pipeline.model import (
     OCCURRENCES_SCHEMA,
     frame,
 )
-from edaqa_pipeline.parsing.documents import parse_document
+from edaqa_pipeline.parsing.documents import parse_file
 from edaqa_pipeline.parsing.errors import DocumentError
+from edaqa_pipeline.parsing.pdf_limits import PdfLimits
 from edaqa_pipeline.resources import LLMResource, PipelineSettings
 from edaqa_pipeline.validation import structure
 
@@ -59,8 +62,8 @@ def source_sha256(settings: PipelineSettings, key: str) -> str:
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=checks.check_specs("parsed_documents"),
-    description="Blocks of one source document (Markdown via markdown-it-py, PDF via pymupdf) "
-    "with section paths and 1-based line spans (or page + bbox).",
+    description="Blocks of one source document (Markdown via markdown-it-py, HTML via lxml, "
+    "PDF via pymupdf) with section paths and 1-based line spans (or page + bbox).",
 )
 def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings) -> Iterator:
     cfg = settings.settings()
@@ -69,9 +72,13 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
         path = resolve_key(cfg.corpus_root, key)
         if not path.is_file():
             raise DocumentError(key, f"file not found under {cfg.corpus_root}")
-        doc, blocks = parse_document(path.read_bytes(), key, cfg.max_document_mb)
+        doc, blocks = parse_file(path, key, cfg.max_document_mb,
+                                 PdfLimits(cfg.max_pdf_pages, cfg.pdf_page_seconds))
     except (DocumentError, UnsafePathError) as exc:
         raise Failure(description=str(exc), metadata={"document": key}, allow_retries=False) from None
+    failed_pages = json.loads(doc["failed_pages"])
+    for failure in failed_pages:
+        context.log.warning(f"{key}: page {failure['page']} left out: {failure['error']}")
     df = frame(blocks, BLOCKS_SCHEMA)
     kinds = Counter(df["kind"].to_list())
     yield Output(
@@ -83,12 +90,13 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
             "n_lines": doc["n_lines"],
             "n_pages": doc["n_pages"],
             "title": doc["title"],
+            **({FAILED_PAGES: failed_pages} if failed_pages else {}),
             "dagster/row_count": df.height,
             **{f"blocks_{k}": v for k, v in sorted(kinds.items())},
             "preview": checks.table_preview(df, ["kind", "start_line", "end_line", "page", "text"]),
         },
     )
-    n_lines = doc["n_lines"] if doc["format"] == "markdown" else None
+    n_lines = doc["n_lines"] if doc["format"] != "pdf" else None
     yield from checks.results("parsed_documents", df, structure.block_problems(df, n_lines))
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from edaqa_pipeline.cli.query import env_default
+from edaqa_pipeline.model import readable_suffixes
 from edaqa_pipeline.settings import REPO_ROOT, Settings, settings_for
 from edaqa_pipeline.storage.manifest import table_summary as summarise_tables
 
@@ -54,6 +55,7 @@ class IndexReport:
     documents: list[str] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
     refused: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files no parser reads
     reindexed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -302,7 +304,35 @@ def _print_report(args: argparse.Namespace, report: IndexReport, started: float)
               f"{units['units_cross_document']} cross-document; rejections {units['rejections']}")
     for failure in manifest["failed"]:
         print(f"FAILED {failure['document']}: {failure['error']}", file=sys.stderr)
-    return 1 if manifest["failed"] else 0
+    for entry in manifest.get("partial", []):
+        pages = "; ".join(f"page {p['page']}: {p['error']}" for p in entry["failed_pages"])
+        print(f"PARTIAL {entry['document']}: indexed without {len(entry['failed_pages'])} "
+              f"page(s) ({pages})", file=sys.stderr)
+    return _report_skipped(manifest, args.corpus) or (1 if manifest["failed"] else 0)
+
+
+MAX_SKIPPED_SHOWN = 20  # skipped files named in the output; the manifest lists them all
+
+
+def _report_skipped(manifest: dict[str, Any], corpus: str) -> int:
+    """Print the files no parser reads, by type; 1 when the corpus gave no document at all
+    (a folder of unreadable files is an error, not an empty index)."""
+    skipped = manifest.get("skipped", [])
+    if skipped:
+        by_type = Counter(s["type"] for s in skipped)
+        print(f"  skipped {len(skipped)} files no parser reads: "
+              + ", ".join(f"{t}={n}" for t, n in sorted(by_type.items())))
+        for entry in skipped[:MAX_SKIPPED_SHOWN]:
+            print(f"  skipped {entry['file']} ({entry['type']})")
+        if len(skipped) > MAX_SKIPPED_SHOWN:
+            print(f"  ... and {len(skipped) - MAX_SKIPPED_SHOWN} more (manifest.json lists every one)")
+    if manifest["documents"]:
+        return 0
+    types = ", ".join(sorted({s["type"] for s in skipped})) or "no files"
+    print(f"FAILED {corpus}: no document could be read (found: {types}; EDAQA reads "
+          f"{readable_suffixes()})",
+          file=sys.stderr)
+    return 1
 
 
 def _cmd_dagster_home(args: argparse.Namespace) -> int:
@@ -314,15 +344,15 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from edaqa_pipeline.corpus.scan import scan_corpus
     from edaqa_pipeline.extraction.semantic_llm import prompt_pairs
     from edaqa_pipeline.llm import estimate_tokens
-    from edaqa_pipeline.parsing.documents import parse_document
+    from edaqa_pipeline.parsing.documents import parse_file
     from edaqa_pipeline.parsing.errors import DocumentError
 
-    files, _ = scan_corpus(Path(args.corpus))
+    files = scan_corpus(Path(args.corpus)).files
     pairs: list[tuple[str, str]] = []
     skipped = 0
     for file in files:
         try:
-            _, blocks = parse_document(file.path.read_bytes(), file.key)
+            _, blocks = parse_file(file.path, file.key)
         except DocumentError:
             skipped += 1
             continue

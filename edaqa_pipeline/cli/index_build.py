@@ -112,15 +112,17 @@ def build(corpus: Path, storage: Path, *, force: bool = False, log: Callable[...
     )
     from edaqa_pipeline.definitions import build_definitions
     from edaqa_pipeline.jobs import CORPUS_ASSETS
-    from edaqa_pipeline.sensors import failed_documents, range_tags
+    from edaqa_pipeline.sensors import failed_documents, partial_documents, range_tags
 
     cfg = settings_for(corpus, storage)
     cfg.storage_root.mkdir(parents=True, exist_ok=True)
     instance = instance_for(cfg.storage_root)
     defs = build_definitions(cfg, executor=in_process_executor)
     io = defs.resources["io_manager"]
-    files, refused = scan_corpus(cfg.corpus_root)
-    report = IndexReport(refused=[{"document": n, "error": p} for n, p in refused])
+    scan = scan_corpus(cfg.corpus_root)
+    files = scan.files
+    report = IndexReport(refused=[{"document": n, "error": p} for n, p in scan.refused],
+                         skipped=[{"file": n, "type": t} for n, t in scan.skipped])
     current = {f.key: f.sha256 for f in files}
     existing = list(instance.get_dynamic_partitions(DOCUMENTS))
     added = sorted(set(current) - set(existing))
@@ -141,15 +143,17 @@ def build(corpus: Path, storage: Path, *, force: bool = False, log: Callable[...
         found = document_state.stale_documents(instance, io, current, infos)
         stale, known = found.stale, found.known_failures
     runs = spans(order, set(stale))
+    corpus_checks = [k for k in graph.asset_check_keys if k.asset_key.to_user_string() in CORPUS_ASSETS]
     corpus_reason = None if runs else document_state.corpus_is_stale(
         instance, io, CORPUS_ASSETS, code_versions, [k for k in current if k not in known],
-        document_assets)
+        document_assets, corpus_checks)
 
     corpus_steps = len(defs.resolve_job_def("assemble_corpus").nodes_in_topological_order)
     bar = _Progress(progress, len(document_assets) * len(runs) + (corpus_steps if runs or corpus_reason else 0)
                     + sum(len(defs.resolve_job_def(j).nodes_in_topological_order) for j in extra_jobs))
     timings: dict[str, float] = {}
     failed: dict[str, str] = dict(known)
+    partial: dict[str, list[dict[str, Any]]] = {}  # PDFs indexed without some pages
     run_log: list[dict[str, Any]] = []
 
     def launch(job: str, tags: dict[str, str] | None = None, partition_key: str | None = None,
@@ -160,6 +164,7 @@ def build(corpus: Path, storage: Path, *, force: bool = False, log: Callable[...
                              instance=instance)
         for step, seconds in result.timings.items():
             timings[step] = timings.get(step, 0.0) + seconds
+        partial.update(partial_documents(instance, result.run_id))
         run_log.append({"job": job, "run_id": result.run_id, "success": result.success,
                         "documents": tags.get("edaqa/documents") if tags else partition_key})
         return result
@@ -209,6 +214,8 @@ def build(corpus: Path, storage: Path, *, force: bool = False, log: Callable[...
         "corpus": str(cfg.corpus_root),
         "documents": report.documents,
         "failed": report.failed + report.refused,
+        "skipped": report.skipped,
+        "partial": [{"document": k, "failed_pages": v} for k, v in partial.items() if k not in failed],
         "runs": run_log,
         "tables": table_summary(cfg, report.documents),
         "timings": {k: round(v, 3) for k, v in sorted(timings.items())},

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".pdf")
+from edaqa_pipeline.model import document_format
 
 
 class UnsafePathError(ValueError):
@@ -55,23 +55,39 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def scan_corpus(root: Path) -> tuple[list[CorpusFile], list[tuple[str, str]]]:
-    """Documents under ``root`` sorted by key, and (name, problem) for refused paths.
+def file_type(path: Path) -> str:
+    """What a skipped file is, for the manifest: its suffix (``png``), ``license`` or
+    ``no suffix``."""
+    if path.name.upper().startswith("LICENSE"):
+        return "license"
+    return path.suffix.lower().lstrip(".") or "no suffix"
 
-    Hidden files and folders, and files whose names start with LICENSE, are skipped.
-    """
+
+@dataclass(frozen=True)
+class CorpusScan:
+    """What a corpus folder holds: the documents a parser reads (sorted by key), the paths
+    refused as unsafe (name, problem), and the files no parser reads (name, type)."""
+
+    files: list[CorpusFile]
+    refused: list[tuple[str, str]]
+    skipped: list[tuple[str, str]]
+
+
+def scan_corpus(root: Path) -> CorpusScan:
+    """Scan ``root``. Hidden files and folders are ignored; files of a type no parser reads,
+    and files whose names start with LICENSE, are listed as skipped with their type."""
     root = root.resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder {root} does not exist")
     files: list[CorpusFile] = []
     refused: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
     for path in sorted(root.rglob("*")):
         rel_parts = path.relative_to(root).parts
-        if any(part.startswith(".") for part in rel_parts):
+        if any(part.startswith(".") for part in rel_parts) or not path.is_file():
             continue
-        if path.suffix.lower() not in DOCUMENT_SUFFIXES or path.name.upper().startswith("LICENSE"):
-            continue
-        if not path.is_file():
+        if document_format(path.name) is None or path.name.upper().startswith("LICENSE"):
+            skipped.append((path.relative_to(root).as_posix(), file_type(path)))
             continue
         try:
             key = document_key(root, path)
@@ -80,4 +96,4 @@ def scan_corpus(root: Path) -> tuple[list[CorpusFile], list[tuple[str, str]]]:
             continue
         files.append(CorpusFile(key, path, file_sha256(path), path.stat().st_size))
     files.sort(key=lambda f: f.key)
-    return files, refused
+    return CorpusScan(files, refused, skipped)

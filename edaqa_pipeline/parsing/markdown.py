@@ -215,5 +215,6 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
         "n_lines": len(lines) - (1 if lines and lines[-1] == "" else 0),
         "n_pages": 0,
         "title": title,
+        "failed_pages": "[]",
     }
     return doc_row, blocks

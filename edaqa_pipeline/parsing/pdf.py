@@ -46,6 +46,8 @@ from edaqa_pipeline.parsing.pdf_headers import (
     run_text,
 )
 from edaqa_pipeline.parsing.pdf_layout import Box, PdfPage, clean_text
+from edaqa_pipeline.parsing.pdf_limits import PdfLimits, page_time_bound
+from edaqa_pipeline.parsing.pdf_outline import apply_outline, outline_levels
 from edaqa_pipeline.parsing.pdf_page import scan_page
 from edaqa_pipeline.parsing.pdf_tables import table_captions, to_csv
 
@@ -80,27 +82,43 @@ def _open(data: bytes, document: str) -> pymupdf.Document:
     return doc
 
 
-def _scan(data: bytes, document: str) -> tuple[list[PdfPage], str]:
-    """Every page scanned, and the metadata title; a page that cannot be read fails the file."""
+def _scan(data: bytes, document: str, limits: PdfLimits) -> tuple[list[PdfPage], str, list[dict[str, Any]]]:
+    """Every readable page scanned (one pymupdf page open at a time), the metadata title, and
+    the pages that could not be read (page, error): a damaged page, or one that took longer
+    than ``limits.page_seconds``, is left out and reported, and the rest of the file indexes."""
     doc = _open(data, document)
     try:
+        if doc.page_count > limits.max_pages:
+            raise DocumentError(document, f"PDF has {doc.page_count} pages, more than the limit of "
+                                          f"{limits.max_pages} (raise EDAQA_MAX_PDF_PAGES to index it)")
         metadata_title = clean_text((doc.metadata or {}).get("title") or "")
-        pages = []
+        outline = doc.get_toc(simple=True)
+        pages: list[PdfPage] = []
+        failed: list[dict[str, Any]] = []
         for number in range(doc.page_count):
             try:
-                pages.append(scan_page(doc[number], number))
+                with page_time_bound(limits.page_seconds):
+                    scanned = scan_page(doc.load_page(number), number)
+                pages.append(scanned)  # only a page that finished within the bound
             except Exception as exc:  # a damaged content stream, an unsupported object, ...
                 reason = normalise_ws(str(exc)) or type(exc).__name__
-                raise DocumentError(document, f"page {number + 1} could not be read: {reason}") from exc
+                failed.append({"page": number + 1, "error": reason})
     finally:
         doc.close()
+    if not pages:
+        first = failed[0] if failed else {"page": 1, "error": "unknown"}
+        raise DocumentError(document, f"no page could be read (page {first['page']}: {first['error']})")
     if not any(p.sizes for p in pages):
         raise DocumentError(document, "PDF has no text layer (scanned images?); OCR is not configured")
-    return pages, metadata_title
+    if outline:
+        apply_outline(pages, outline)
+    return pages, metadata_title, failed
 
 
 def _headings(page_runs: list[tuple[PdfPage, list[Run]]], body: float) -> dict[int, int]:
-    """Heading level per heading run (keyed by ``id(run)``)."""
+    """Heading level per heading run (keyed by ``id(run)``), from font size, weight and
+    numbering; where the PDF has an outline that fits its text (``pdf_outline``), the lines it
+    names are headings at its levels, whatever their font."""
     flat = [run for _, runs in page_runs for run in runs]
     kinds = demote_heading_lists(flat, [heading_kind(run, body) for run in flat])
     headings = [
@@ -109,7 +127,7 @@ def _headings(page_runs: list[tuple[PdfPage, list[Run]]], body: float) -> dict[i
         # a bold line is a heading when the next one is not bold as well (a list in bold)
         if kinds[i] == "size" or (kinds[i] == "bold" and (i + 1 == len(flat) or kinds[i + 1] != "bold"))
     ]
-    return heading_levels(headings)
+    return {**heading_levels(headings), **(outline_levels(page_runs) or {})}
 
 
 def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set[str]) -> list[Element]:
@@ -165,16 +183,18 @@ def _blocks(elements: list[Element], document: str) -> list[dict[str, Any]]:
     return blocks
 
 
-def parse_pdf(data: bytes, document: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def parse_pdf(data: bytes, document: str,
+              limits: PdfLimits | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Returns (document_row matching DOCUMENTS_SCHEMA, block rows matching BLOCKS_SCHEMA).
 
     Blocks come in reading order per page (top to bottom, then left to right); kinds are
     heading, paragraph, list, ordered_list, table (CSV text, meta header / n_rows / caption,
     ``ruling: "none"`` for an unruled table) and figure (caption text, meta source / caption /
     labels). Raises ``DocumentError`` for input that is not a readable, unencrypted PDF with a
-    text layer.
+    text layer, or has more pages than ``limits.max_pages``; the document row's
+    ``failed_pages`` lists the pages left out (page, error).
     """
-    pages, metadata_title = _scan(data, document)
+    pages, metadata_title, failed_pages = _scan(data, document, limits or PdfLimits())
     drop_running_lines(pages)
     cover = cover_title(pages[0])
     for page in pages:
@@ -190,6 +210,7 @@ def parse_pdf(data: bytes, document: str) -> tuple[dict[str, Any], list[dict[str
     title = title or cover or next((b["text"] for b in blocks if b["kind"] == "heading"), document)
     doc_row = {
         "document": document, "format": "pdf", "source_sha256": sha256_bytes(data),
-        "n_bytes": len(data), "n_lines": 0, "n_pages": len(pages), "title": title,
+        "n_bytes": len(data), "n_lines": 0, "n_pages": len(pages) + len(failed_pages), "title": title,
+        "failed_pages": json.dumps(failed_pages, ensure_ascii=False),
     }
     return doc_row, blocks

@@ -77,6 +77,7 @@ class PdfPage:
     tables: list[PdfTable]
     figures: list[PdfFigure]
     sizes: Counter[float]  # characters per font size over the whole text layer, tables included
+    outline: list[tuple[int, str]] = field(default_factory=list)  # (level, title) bookmarks here
 
 
 def box_area(b: Box) -> float:

@@ -65,7 +65,7 @@ class EdaqaService:
         self.snapshot = snapshot
         self.methods: list[str] = available_methods(snapshot.storage)
         self._retrievers: dict[tuple[str, int], tuple[Retriever, Any]] = {}
-        self._lines: dict[str, list[str]] = {}
+        self._lines: dict[str, tuple[list[str], list[str]]] = {}
         self._build_lock = threading.Lock()
 
     @classmethod
@@ -181,9 +181,10 @@ class EdaqaService:
         the storage root holds them; 404 for a document that is not indexed, 400 for a bad
         or too long range (at most ``sources.MAX_LINES``)."""
         document = self.check_document(document)
-        lines = self._document_lines(document)
+        lines, anchors = self._document_lines(document)
         start, end = check_range(document, start, end, len(lines))
-        return SourceLines(document, start, end, tuple(lines[start - 1:end]), len(lines))
+        return SourceLines(document, start, end, tuple(lines[start - 1:end]), len(lines),
+                           anchors[start - 1])
 
     def read_context(self, document: Any, start: Any, end: Any,
                      context: int = CONTEXT_LINES) -> tuple[SourceLines, SourceLines]:
@@ -200,7 +201,7 @@ class EdaqaService:
                                status=NOT_FOUND, param="document")
         return document
 
-    def _document_lines(self, document: str) -> list[str]:
+    def _document_lines(self, document: str) -> tuple[list[str], list[str]]:
         # read once: the snapshot is a fixed view of the storage, and so are its lines
         lines = self._lines.get(document)
         if lines is None:

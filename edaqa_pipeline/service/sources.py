@@ -4,7 +4,8 @@ A citation such as ``cts.md:L73-L75`` is only useful if the reader can see those
 the lines must be the ones that were indexed: the corpus folder may have changed since, or
 not be reachable from the server at all. The ``parsed_documents`` blocks of the storage root
 keep each Markdown block's exact source lines (``raw``) with its 1-based span, so the text of
-a document is rebuilt from them. Lines between blocks that the parser did not keep (blank
+a document is rebuilt from them (an HTML page's lines are those of its indexed Markdown
+rendition, and a view names the element anchor to open in the published page). Lines between blocks that the parser did not keep (blank
 lines, HTML comments, link definitions) come back as empty strings, so line numbers stay
 those of the file. PDF documents cite pages, not lines, and are refused.
 
@@ -14,6 +15,7 @@ adds up to ``CONTEXT_LINES`` lines before and after, marking which lines are the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ class SourceLines:
     end: int
     lines: tuple[str, ...]
     n_lines: int  # the last indexed line of the document
+    anchor: str = ""  # HTML: the element id the cited lines sit under (``cts.html#options``)
 
     @property
     def citation(self) -> str:
@@ -44,13 +47,23 @@ class SourceLines:
     def text(self) -> str:
         return "\n".join(self.lines)
 
+    @property
+    def opens(self) -> str:
+        """What a reader opens to see the lines in the published page: ``cts.html#options``
+        for an HTML manual (its lines are those of the page's indexed rendition), else ''."""
+        return f"{self.document}#{self.anchor}" if self.anchor else ""
+
     def to_json(self) -> dict[str, Any]:
-        return {"document": self.document, "start_line": self.start, "end_line": self.end,
-                "citation": self.citation, "n_lines": self.n_lines, "lines": list(self.lines)}
+        out = {"document": self.document, "start_line": self.start, "end_line": self.end,
+               "citation": self.citation, "n_lines": self.n_lines, "lines": list(self.lines)}
+        if self.opens:
+            out["opens"] = self.opens
+        return out
 
 
-def document_lines(storage: Path, document: str) -> list[str]:
-    """The indexed text of Markdown ``document`` as a list of lines (index 0 = line 1)."""
+def document_lines(storage: Path, document: str) -> tuple[list[str], list[str]]:
+    """The indexed text of ``document`` (Markdown, or an HTML page's rendition) as a list of
+    lines (index 0 = line 1), and per line the HTML anchor of its block ('' for Markdown)."""
     from edaqa_pipeline.storage.tables import read_partitions
 
     blocks = read_partitions(storage / "tables", BLOCKS_TABLE, [document])
@@ -62,10 +75,13 @@ def document_lines(storage: Path, document: str) -> list[str]:
         raise ServiceError(f"{document!r} is a PDF: its evidence cites pages, not lines",
                            param="document")
     lines = [""] * int(spans["end_line"].max())  # type: ignore[arg-type]
-    for start, raw in spans.select("start_line", "raw").iter_rows():
+    anchors = [""] * len(lines)
+    for start, raw, meta in spans.select("start_line", "raw", "meta").iter_rows():
+        anchor = str(json.loads(meta or "{}").get("anchor", ""))
         for offset, line in enumerate(raw.split("\n")):
             lines[start - 1 + offset] = line
-    return lines
+            anchors[start - 1 + offset] = anchor
+    return lines, anchors
 
 
 def check_range(document: str, start: Any, end: Any, n_lines: int) -> tuple[int, int]:

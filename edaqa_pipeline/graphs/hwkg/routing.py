@@ -23,7 +23,12 @@ from typing import Any
 
 from edaqa_pipeline.extraction.datasheets.skeletons import SkeletonBlock, iter_blocks, skeleton
 from edaqa_pipeline.extraction.datasheets.textutil import normalise, strip_numbering
-from edaqa_pipeline.graphs.hwkg.instructions import Instruction, InstructionList, block_id_for
+from edaqa_pipeline.graphs.hwkg.instructions import (
+    MAX_NAME,
+    Instruction,
+    InstructionList,
+    block_id_for,
+)
 
 GENERAL = "General"
 # Skeleton blocks named after document sections rather than hardware functions: rerouting may
@@ -81,7 +86,9 @@ def route_path(
     names = _section_route(category, section_path, table_title, max_chain)
     if entity and normalise(entity) not in {normalise(n) for n in names}:
         names.append(entity)
-    return names
+    # a heading can be a whole sentence (a manual's "Set ... Example: ..." line); a block
+    # name the executor would refuse would leave the property without a block
+    return [n if len(n) <= MAX_NAME else n[: MAX_NAME - 1].rstrip() + "…" for n in names]
 
 
 def _section_route(
