@@ -360,9 +360,9 @@ def test_parse_document_size_limit_applies_before_format_checks() -> None:
         parse_document(b"\x00" * (1 << 20), "x.txt", max_mb=0.5)
 
 
-@pytest.mark.parametrize("name", ["notes.txt", "README", "page.html", "data.md.bak"])
+@pytest.mark.parametrize("name", ["notes.txt", "README", "page.xhtml", "data.md.bak"])
 def test_parse_document_unsupported_suffix(name: str) -> None:
     with pytest.raises(DocumentError) as info:
         parse_document(b"# Hi\n", name)
     assert info.value.document == name
-    assert info.value.problem == "unsupported file type (expected .md, .markdown or .pdf)"
+    assert info.value.problem == "unsupported file type (expected .md, .markdown, .html, .htm, .pdf)"

@@ -30,6 +30,7 @@ import lxml.html
 from edaqa_pipeline.model import sha256_bytes
 from edaqa_pipeline.parsing.errors import DocumentError
 from edaqa_pipeline.parsing.markdown import parse_markdown
+from edaqa_pipeline.text.markup import fence_for
 
 _MAIN_XPATHS = (
     "//*[@role='main']", "//main", "//article", "//div[contains(concat(' ', @class, ' '), ' body ')]",
@@ -251,7 +252,7 @@ def _render_child(el: Any, out: _Rendition) -> None:
         out.block(el, [_inline(el)])
     elif tag == "pre":
         code = el.text_content().rstrip("\n")
-        fence = "~~~~" if "```" in code else "```"
+        fence = fence_for(code)
         out.block(el, [f"{fence}{_code_language(el)}", *code.split("\n"), fence])
     elif tag == "table":
         out.block(el, _table_lines(el))

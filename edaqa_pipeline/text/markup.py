@@ -28,6 +28,11 @@ def fence_mark(line: str) -> str:
     return match.group("mark") if match else ""
 
 
+def fence_for(code: str) -> str:
+    """A fence that cannot close inside ``code``: backticks unless the code holds them."""
+    return "~~~~" if "```" in code else "```"
+
+
 def closes_fence(line: str, opening: str) -> bool:
     """Whether ``line`` closes a block opened by ``opening``: the same character, at least as
     many of them, and nothing after them (CommonMark)."""
