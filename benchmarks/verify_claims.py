@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO))
 from edaqa_pipeline.generation.units import TextUnit, text_units  # noqa: E402
 from edaqa_pipeline.generation.verify import stated_default, verify_claim  # noqa: E402
 from edaqa_pipeline.text.identifiers import extract_identifiers, identifier_kind  # noqa: E402
+from edaqa_pipeline.text.markup import table_cells  # noqa: E402
 from edaqa_pipeline.text.tokens import content_terms  # noqa: E402
 
 TAMPERS = ("neighbour_value", "neighbour_option", "other_command", "digit", "unit")
@@ -125,7 +126,7 @@ def _first_clause(text: str) -> str:
 def claims_of(corpus: str, chunks: Sequence[Chunk], commands: Sequence[str]) -> Iterator[Claim]:
     """True claims and their tampered variants (module docstring)."""
     for n, chunk in enumerate(chunks):
-        units = text_units(chunk.text, chunk.line_kinds, chunk.pdf)
+        units = text_units(chunk.text, chunk.line_kinds)
         rows = [u for u in units if u.kind == "row" and u.cells]
         named = {id(u): _named(u.cells[0]) for u in rows}
         text_lower = chunk.text.lower()
@@ -195,7 +196,7 @@ def _synopsis_claims(corpus: str, n: int, units: Sequence[TextUnit], others: Seq
 
 def _property_claims(corpus: str, n: int, rows: Sequence[TextUnit]) -> Iterator[Claim]:
     for i, row in enumerate(rows):
-        header = [h.strip().lower() for h in next(iter([row.header.split(",")]), [])] if row.header else []
+        header = [h.lower() for h in table_cells(row.header)] if row.header else []
         if "unit" not in " ".join(header) or len(row.cells) != len(header):
             continue
         unit_col = next(j for j, h in enumerate(header) if "unit" in h)
@@ -236,7 +237,7 @@ def evaluate(claims: Sequence[Claim], chunks: dict[str, Sequence[Chunk]]) -> lis
         key = (claim.corpus, claim.chunk)
         if key not in cache:
             c = chunks[claim.corpus][claim.chunk]
-            cache[key] = text_units(c.text, c.line_kinds, c.pdf)
+            cache[key] = text_units(c.text, c.line_kinds)
         verdict = verify_claim(claim.text, [("E1", cache[key])])
         out.append((claim, verdict.verified, verdict.reason))
     return out

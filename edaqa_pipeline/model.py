@@ -234,6 +234,9 @@ class EvidenceItem:
     # the parser's kind (``parsing.lines.LINE_KINDS``) of each line of ``text``; empty = not
     # known yet (``retrieval.line_structure`` fills it in from the stored chunk rows)
     line_kinds: tuple[str, ...] = ()
+    # the headings above the item (its chunk's section path), outermost first: a page of a
+    # book-length PDF is found by page and section, so a PDF item's location names both
+    section: tuple[str, ...] = ()
 
     @property
     def evidence_id(self) -> str:
@@ -247,6 +250,13 @@ class EvidenceItem:
             return f"{self.doc}:L{self.start_line}"
         return f"{self.doc}:L{self.start_line}-L{self.end_line}"
 
+    def location(self) -> str:
+        """The citation as a reader finds the place: a PDF page with its section
+        (``book.pdf:p412, Clock Tree Synthesis > Options``); lines alone say where Markdown is."""
+        if self.page is not None and self.section:
+            return f"{self.citation()}, {' > '.join(self.section)}"
+        return self.citation()
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "evidence_id": self.evidence_id,
@@ -255,6 +265,7 @@ class EvidenceItem:
             "end_line": self.end_line,
             "page": self.page,
             "citation": self.citation(),
+            "location": self.location(),
             "text": self.text,
             "score": round(float(self.score), 6),
             "path": self.path,

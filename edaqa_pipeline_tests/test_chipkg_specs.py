@@ -1,4 +1,4 @@
-"""ChipKG on real circuit specifications: triples from PDF tables stored as CSV,
+"""ChipKG on real circuit specifications: triples from PDF tables stored as pipe tables,
 circuit-spec entity types (module, signal, register, field, fsm_state, parameter) chosen per
 document kind, honest provenance labels, the extracting model in the per-document hash.
 
@@ -68,9 +68,9 @@ def _triples(kg, relation: str) -> set[tuple[str, str]]:  # type: ignore[no-unty
     return {(text[t["subject"]], text[t["object"]]) for t in kg.triples if t["relation"] == relation}
 
 
-def test_pdf_tables_are_csv_and_become_triples(specs, kgs) -> None:  # type: ignore[no-untyped-def]
+def test_pdf_tables_are_pipe_tables_and_become_triples(specs, kgs) -> None:  # type: ignore[no-untyped-def]
     tables = [b for b in specs["veer_eh1_prm.pdf"] if b["kind"] == "table"]
-    assert tables and not any(is_pipe_table(b) for b in tables)
+    assert tables and all(is_pipe_table(b) for b in tables)
     assert all("header" in json.loads(b["meta"]) for b in tables)
     kg = kgs["veer_eh1_prm.pdf"]
     assert kg.rules["offline:spec_table.register_field"] >= 4

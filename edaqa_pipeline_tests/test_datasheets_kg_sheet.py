@@ -26,6 +26,7 @@ from edaqa_pipeline.graphs.hwkg.kg import build_hardware_kg
 from edaqa_pipeline.methods.hwkg.retriever import HwkgRetriever, make_hwkg
 from edaqa_pipeline.parsing.pdf import parse_pdf
 from edaqa_pipeline.retrieval.record import Retrieval
+from edaqa_pipeline.text.markup import pipe_row
 from edaqa_pipeline_tests._helpers_datasheets import DOC, HEADER, _snapshot, make_datasheet
 
 
@@ -54,8 +55,9 @@ def test_table_chunk_is_whole_with_title_header_and_page(sheet):
     first = tables[0]
     assert first["page"] == 1 and len(first["bbox"]) == 4
     assert first["text"].split("\n")[0] == "Table: Table 1. Electrical Characteristics"
-    assert first["text"].split("\n")[1] == ",".join(HEADER)
-    assert 'Supply current,IDD,"VDD = 1.8 V, active mode",-,2.5,3.1,mA' in first["text"]
+    assert first["text"].split("\n")[1] == pipe_row(HEADER)
+    assert first["text"].split("\n")[2] == "|" + "---|" * len(HEADER)
+    assert "\n| Supply current | IDD | VDD = 1.8 V, active mode | - | 2.5 | 3.1 | mA |" in first["text"]
     # the caption paragraph is folded into the table chunk, figures never appear
     prose = [c for c in sheet["chunks"] if c["kind"] == "prose"]
     assert not any(c["text"].strip() == "Table 1. Electrical Characteristics" for c in prose)

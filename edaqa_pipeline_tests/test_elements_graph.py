@@ -12,7 +12,9 @@ import pytest
 from edaqa_pipeline.evaluation import element_metrics as metrics
 from edaqa_pipeline.graphs.elements import graph
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.parsing.lines import pdf_line_kinds
 from edaqa_pipeline.parsing.markdown import parse_markdown
+from edaqa_pipeline.text.markup import pipe_table
 from edaqa_pipeline_tests._helpers_elements import PLACER, ROUTER, doc_rows, find, has_edge
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -162,11 +164,11 @@ def test_pdf_blocks_figure_table_captions_and_pages() -> None:
         return {"block_id": f"b{ordinal}", "document": "ds.pdf", "ordinal": ordinal, "kind": kind,
                 "section_path": ["3 Electrical"], "heading_level": kw.get("level", 0), "language": "",
                 "text": text, "raw": text, "start_line": None, "end_line": None, "page": 4,
-                "bbox": [0.0, 0.0, 10.0, 10.0], "meta": meta}
+                "bbox": [0.0, 0.0, 10.0, 10.0], "meta": meta, "line_kinds": pdf_line_kinds(kind, text)}
     blocks = [
         block(0, "heading", "3 Electrical", level=1),
         block(1, "paragraph", "The limits are in Table 2 and the pinout in Figure 5."),
-        block(2, "table", "Parameter,Min,Max\nVDD,1.62,1.98", '{"caption": "Table 2: Limits", "header": ["Parameter", "Min", "Max"], "n_rows": 1}'),
+        block(2, "table", pipe_table([["Parameter", "Min", "Max"], ["VDD", "1.62", "1.98"]]), '{"caption": "Table 2: Limits", "header": ["Parameter", "Min", "Max"], "n_rows": 1}'),
         block(3, "figure", "Figure 5: Pinout", '{"caption": "Figure 5: Pinout", "source": "image"}'),
     ]
     rows, edges = graph.build_document(blocks)
@@ -176,7 +178,8 @@ def test_pdf_blocks_figure_table_captions_and_pages() -> None:
     para = find(rows, "paragraph")
     assert has_edge(edges, para, table, "table_ref") and has_edge(edges, para, figure, "figure_ref")
     assert has_edge(edges, find(rows, "caption", "Table 2"), table, "caption_of", "caption_of.pdf_meta")
-    assert find(rows, "table_row")["raw"] == "VDD,1.62,1.98"
+    assert find(rows, "table_row")["raw"] == "| VDD | 1.62 | 1.98 |"
+    assert find(rows, "table")["header_raw"] == "| Parameter | Min | Max |\n|---|---|---|"
     assert all(r["page"] == 4 and r["start_line"] is None for r in rows)
     assert graph.graph_problems(*graph.frames(rows, edges)) == []
 

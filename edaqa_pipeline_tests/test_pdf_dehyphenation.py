@@ -15,6 +15,9 @@ from edaqa_pipeline.parsing.dehyphenation import join_lines
     (["both halves known but the word too: pro-", "cess"], {"pro", "cess", "process"},
      "both halves known but the word too: process"),
     (["VDD = 1.8 V -", "typical"], set(), "VDD = 1.8 V - typical"),
+    # an option broken after its dash in a narrow table column
+    (["-", "starts_with"], set(), "-starts_with"),
+    (["set the -", "sink_clustering_size option"], set(), "set the -sink_clustering_size option"),
     (["first line", "", "second line"], set(), "first line second line"),
 ])
 def test_join_lines(lines: list[str], vocab: set[str], expected: str) -> None:

@@ -105,3 +105,26 @@ def test_the_outline_gives_headings_their_levels(tmp_path: Path) -> None:
     line_map = json.loads((tmp_path / "pdf" / "manuals.line_map.json").read_text())
     page_of = {row[0]: row[1] for row in line_map["guide.md"]["lines"]}
     assert page_of[11] == density["page"]  # the map's page of the Markdown line = the parsed page
+
+
+def test_a_page_drawn_far_outside_its_box_parses_and_the_rest_indexes() -> None:
+    """A damaged page whose ruling runs to coordinates of 1e44 (invisible: off the page) once
+    made the grid clustering walk a plane of that size; it is cut to the page now, so the
+    page parses at once and nothing is lost."""
+    doc = pymupdf.open()
+    for number, step in enumerate(STEPS[:3]):
+        page = doc.new_page()
+        page.insert_text((72, 72 + 40 * number), step)
+    big = b"9" * 45
+    damaged = doc[1]
+    doc.update_stream(damaged.get_contents()[0],
+                      b"q 1 w 0 0 m " + big + b" 0 l S 0 10 m " + big + b" 10 l S 0 0 m 0 " + big
+                      + b" l S 10 0 m 10 " + big + b" l S Q BT /helv 11 Tf 72 300 Td (" + STEPS[3].encode()
+                      + b") Tj ET")
+    doc.xref_set_key(damaged.xref, "Resources",
+                     "<< /Font << /helv << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>")
+    started = time.monotonic()
+    row, blocks = parse_pdf(doc.tobytes(), "damaged.pdf", PdfLimits(page_seconds=30))
+    assert time.monotonic() - started < 10
+    assert json.loads(row["failed_pages"]) == []
+    assert [(b["page"], b["text"]) for b in blocks] == [(1, STEPS[0]), (2, STEPS[3]), (3, STEPS[2])]

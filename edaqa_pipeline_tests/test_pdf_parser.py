@@ -1,4 +1,4 @@
-"""PDF parser: exact table CSV with intact decimals, headings, figures, running headers, the
+"""PDF parser: exact table cells with intact decimals, headings, figures, running headers, the
 refusals of unreadable input (each names the document and the problem), determinism, and the
 real datasheets of the corpus (parsed once per module). Pure functions only, no Dagster."""
 
@@ -16,6 +16,7 @@ import pytest
 from edaqa_pipeline.model import BLOCK_KINDS, BLOCKS_SCHEMA, DOCUMENTS_SCHEMA, frame
 from edaqa_pipeline.parsing.errors import DocumentError
 from edaqa_pipeline.parsing.pdf import parse_pdf
+from edaqa_pipeline.text.markup import pipe_table_rows
 
 DATASHEETS = Path(__file__).resolve().parents[2] / "shared/corpus/datasheets"
 
@@ -90,15 +91,19 @@ def _only(blocks: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return found[0]
 
 
-def test_table_is_one_csv_block_with_intact_decimals(sheet: Any) -> None:
+def test_table_is_one_pipe_table_block_with_intact_decimals(sheet: Any) -> None:
+    """A PDF table is written as a Markdown pipe table (header, delimiter, rows), the shape a
+    Markdown or HTML table has: each row is one line that reads with its header."""
     _, _, blocks = sheet
     table = _only(blocks, "table")
     assert table["text"] == (
-        "Parameter,Min,Typ,Max,Unit\n"
-        "Output voltage,1.75,1.80,1.85,V\n"
-        "Dropout voltage,,10.00,25.50,mV\n"
-        "Quiescent current,0.05,0.10,0.25,mA"
+        "| Parameter | Min | Typ | Max | Unit |\n"
+        "|---|---|---|---|---|\n"
+        "| Output voltage | 1.75 | 1.80 | 1.85 | V |\n"
+        "| Dropout voltage |   | 10.00 | 25.50 | mV |\n"
+        "| Quiescent current | 0.05 | 0.10 | 0.25 | mA |"
     )
+    assert table["line_kinds"] == ["table_header", "table_rule", "table_row", "table_row", "table_row"]
     assert "10.00" in table["text"] and "1000" not in table["text"]  # extract() garbles this
     assert table["raw"] == table["text"]
     assert table["page"] == 1
@@ -113,7 +118,7 @@ def test_table_is_one_csv_block_with_intact_decimals(sheet: Any) -> None:
 
 
 def test_table_cells_match_to_markdown(sheet: Any) -> None:
-    """The CSV cells are what pymupdf's to_markdown() reads, without its Markdown styling (and
+    """The cells are what pymupdf's to_markdown() reads, without its Markdown styling (and
     without its guess that the caption line above is an external header row)."""
     data, _, blocks = sheet
     with pymupdf.open(stream=data, filetype="pdf") as doc:
@@ -124,9 +129,9 @@ def test_table_cells_match_to_markdown(sheet: Any) -> None:
         for line in markdown.strip().splitlines()
         if not line.startswith("|---")
     ]
-    csv_rows = [line.split(",") for line in _only(blocks, "table")["text"].split("\n")]
+    rows = pipe_table_rows(_only(blocks, "table")["text"])
     assert md_rows[0] == ["Table 1. Electrical characteristics", "Col2", "Col3", "Col4", "Col5"]
-    assert md_rows[1:] == csv_rows
+    assert md_rows[1:] == rows
 
 
 def test_headings_prose_and_document_row(sheet: Any) -> None:
@@ -291,27 +296,27 @@ def test_real_datasheet_parses(real: Any, name: str) -> None:
     for table in (b for b in blocks if b["kind"] == "table"):
         meta = json.loads(table["meta"])
         assert meta["n_rows"] >= 1 and len(meta["header"]) >= 2
-        assert table["text"].count("\n") == meta["n_rows"]
+        assert table["text"].count("\n") == meta["n_rows"] + 1  # header, delimiter, rows
+        assert pipe_table_rows(table["text"])[0] == meta["header"]
 
 
 def test_real_tables_keep_numbers_and_columns(real: Any) -> None:
     _, io_blocks = real["ihp_sg13g2_io_typ_1p2V_3p3V_25C.pdf"]
     tables = [b["text"] for b in io_blocks if b["kind"] == "table"]
     # Table.extract() reads this cell as "1440000000 ."
-    assert any("sg13g2_IOPadInOut16mA,14400.00000" in t for t in tables)
+    assert any("| sg13g2_IOPadInOut16mA | 14400.00000 |" in t for t in tables)
     assert any(
-        t.startswith("INPUT c2p,INPUT c2p_en,INPUT pad,OUTPUT pad,OUTPUT p2c\n") for t in tables
+        t.startswith("| INPUT c2p | INPUT c2p_en | INPUT pad | OUTPUT pad | OUTPUT p2c |\n") for t in tables
     )
     _, veer_blocks = real["veer_eh1_prm.pdf"]
     memory_map = next(
         b
         for b in veer_blocks
-        if b["kind"] == "table" and b["text"].startswith("Region,Start Address")
+        if b["kind"] == "table" and b["text"].startswith("| Region | Start Address")
     )
     # header shading on a finer grid than the body: cells still land in their columns
-    assert memory_map["text"].split("\n")[2] == (
-        '0x0,0x0004_0000,0x0005_FFFF,"ICCM (region: 0, offset: 0x4000, size: 128KB)"'
-    )
+    assert pipe_table_rows(memory_map["text"])[2] == [
+        "0x0", "0x0004_0000", "0x0005_FFFF", "ICCM (region: 0, offset: 0x4000, size: 128KB)"]
     assert (
         json.loads(memory_map["meta"])["caption"]
         == "Table 2-10 VeeR EH1 Memory Address Map (Example)"

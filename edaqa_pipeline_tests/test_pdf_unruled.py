@@ -1,5 +1,5 @@
 """Unruled tables (``parsing.pdf_unruled``): a specification table set without ruling lines
-becomes one CSV table block, while prose, two-column text and the four real datasheets (whose
+becomes one pipe-table block, while prose, two-column text and the four real datasheets (whose
 tables are all ruled) gain no table. The PDFs are generated with pymupdf; the real ones are
 read from ``../shared/corpus/datasheets`` when present."""
 
@@ -12,6 +12,7 @@ import pymupdf
 import pytest
 
 from edaqa_pipeline.parsing.pdf import parse_pdf
+from edaqa_pipeline.text.markup import pipe_table_rows
 
 DATASHEETS = Path(__file__).resolve().parents[2] / "shared/corpus/datasheets"
 HEADER = ["Parameter", "Symbol", "Min", "Typ", "Max", "Unit"]
@@ -44,14 +45,13 @@ def _unruled_sheet() -> bytes:
     return doc.tobytes()
 
 
-def test_unruled_spec_table_is_one_csv_table_block() -> None:
+def test_unruled_spec_table_is_one_pipe_table_block() -> None:
     _, blocks = parse_pdf(_unruled_sheet(), "nimbus.pdf")
     tables = [b for b in blocks if b["kind"] == "table"]
     assert len(tables) == 1
     table = tables[0]
-    lines = table["text"].split("\n")
-    assert lines[0] == ",".join(HEADER)
-    assert lines[1:] == [",".join(r) for r in ROWS]
+    assert pipe_table_rows(table["text"]) == [HEADER, *ROWS]
+    assert table["text"].split("\n")[1] == "|---" * len(HEADER) + "|"
     meta = json.loads(table["meta"])
     assert meta["ruling"] == "none" and meta["caption"] == "Table 1. Electrical characteristics"
     assert meta["n_rows"] == len(ROWS)

@@ -56,7 +56,7 @@ def _rows(parts: dict[str, pl.DataFrame]) -> dict[str, list[dict]]:
     name="chip_kg",
     group_name=GROUP,
     pool="llm",
-    code_version="3",
+    code_version="4",  # PDF table rows read from pipe tables
     outs={
         NODES_TABLE: AssetOut(
             kinds={"python", "polars", "parquet"},

@@ -91,7 +91,7 @@ class HardwareKGConfig(Config):
 
 
 @document_asset(
-    code_version="1",
+    code_version="2",  # table chunks are pipe tables
     group_name=GROUP,
     kinds=KINDS,
     check_specs=[
@@ -103,7 +103,7 @@ class HardwareKGConfig(Config):
         ),
     ],
     description="Extraction chunks of a PDF datasheet: Markdown-like text in reading order, "
-    "figures excluded, each table one chunk (title + CSV header/rows), prose cut at sentence "
+    "figures excluded, each table one chunk (title + pipe table, header first), prose cut at sentence "
     "boundaries under a token bound; page + bbox provenance. Markdown documents: empty.",
 )
 def datasheet_chunks(

@@ -68,7 +68,7 @@ def _counts(prefix: str, values: list[str]) -> dict[str, int]:
 
 
 @document_asset(
-    code_version="1",
+    code_version="2",  # PDF table rows read from pipe tables
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},
     check_specs=_specs("elements"),

@@ -98,6 +98,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         first = next((ln for ln in item["text"].split("\n") if ln.strip()), "")[:90]
         label = item.get("id", f"{rank}.")
         print(f"  {label:<4} {item['citation']:<34} [{item['path']}] score={item['score']:.3f}  {first}")
+        if item.get("location", item["citation"]) != item["citation"]:  # a PDF page's section
+            print(f"       {item['location']}")
     return 0
 
 

@@ -52,13 +52,15 @@ class NumberedEvidence:
 
     def units(self) -> list[TextUnit]:
         """The item's sentences, table rows and code lines (what one claim can rest on)."""
-        return text_units(self.item.text, line_kinds_of(self.item), pdf=self.item.page is not None)
+        return text_units(self.item.text, line_kinds_of(self.item))
 
     def as_input(self) -> dict[str, Any]:
         """What the prompt shows for this item (``id``, ``citation``, ``text``) and what the
-        offline answerer reads besides (the parser's kind of each line, the PDF page)."""
+        offline answerer reads besides (the parser's kind of each line, the PDF page), and the
+        location a reader is shown (a PDF page with its section)."""
         return {"id": self.id, "citation": self.item.citation(), "text": self.item.text,
-                "line_kinds": list(line_kinds_of(self.item)), "page": self.item.page}
+                "line_kinds": list(line_kinds_of(self.item)), "page": self.item.page,
+                "location": self.item.location()}
 
 
 def number_evidence(

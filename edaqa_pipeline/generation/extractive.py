@@ -123,8 +123,8 @@ def _clean(line: str) -> str:
     return " ".join(line.replace("**", "").split())
 
 
-def units_of(text: str, evidence_id: str, rank: int, line_kinds: Sequence[str] | None = None,
-             pdf: bool = False) -> list[Unit]:
+def units_of(text: str, evidence_id: str, rank: int,
+             line_kinds: Sequence[str] | None = None) -> list[Unit]:
     """The quotable units of one item's text (``units.text_units``, by the parser's kind of
     each line; None: the parser classifies ``text`` now), cleaned for reading: Markdown
     markers removed, a row as ``cell: cell``, no Tcl comment lines, none longer than a claim.
@@ -135,7 +135,7 @@ def units_of(text: str, evidence_id: str, rank: int, line_kinds: Sequence[str] |
     if line_kinds is None:
         line_kinds = markdown_line_kinds(text)
     out: list[Unit] = []
-    for source in text_units(text, line_kinds, pdf):
+    for source in text_units(text, line_kinds):
         if source.kind == "code":
             pieces = [("" if source.text.startswith("#") else source.text, source)]  # a comment states nothing
         elif source.kind == "row":
@@ -257,8 +257,7 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
     scorer = _Scorer(question)
     units = [u for rank, item in enumerate(evidence[:MAX_ITEMS])
-             for u in units_of(str(item["text"]), str(item["id"]), rank, item["line_kinds"],
-                               pdf=item.get("page") is not None)]
+             for u in units_of(str(item["text"]), str(item["id"]), rank, item["line_kinds"])]
     scorer.learn(units)
     scored = sorted(((scorer.score(u), i, u) for i, u in enumerate(units)),
                     key=lambda t: (-t[0], t[1]))

@@ -19,8 +19,9 @@ from edaqa_pipeline.generation.claim_terms import (
     unit_support,
     whole,
 )
-from edaqa_pipeline.generation.units import TextUnit, row_cells
+from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.text.identifiers import extract_identifiers
+from edaqa_pipeline.text.markup import table_cells
 from edaqa_pipeline.text.quantities import number_matches
 from edaqa_pipeline.text.tokens import content_terms
 
@@ -42,7 +43,7 @@ def stated_default(unit: TextUnit) -> str:
     """The value ``unit`` gives as a default: the cell of its table's ``Default`` column, or the
     value after "default" in its text ("" when it states none)."""
     if unit.kind == "row" and unit.header:
-        header = [c.strip("`* ").lower() for c in row_cells(unit.header, "|" not in unit.header)]
+        header = [c.strip("`* ").lower() for c in table_cells(unit.header)]
         for i, name in enumerate(header):
             if name.startswith("default") and i < len(unit.cells):
                 return unit.cells[i].strip("`* ")
@@ -63,7 +64,7 @@ def in_named_column(claim: str, terms: ClaimTerms, unit: TextUnit) -> bool:
     numbers of that column's cell, not of the row's other columns."""
     if unit.kind != "row" or not unit.header or not terms.numbers:
         return True
-    header = [c.strip("`*. ").lower() for c in row_cells(unit.header, "|" not in unit.header)]
+    header = [c.strip("`*. ").lower() for c in table_cells(unit.header)]
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim)}
     named = {i for i, h in enumerate(header) if _COLUMNS.get(h) and any(_COLUMNS.get(w) == _COLUMNS[h] for w in words)}
     if len(named) != 1 or next(iter(named)) >= len(unit.cells):
@@ -130,7 +131,7 @@ def value_column(claim: str, unit: TextUnit) -> str:
     """The cell of the value column the claim names (Min, Typ, Default, ...) in row ``unit``,
     or the whole row when it names none."""
     if unit.header:
-        header = [c.strip("`*. ").lower() for c in row_cells(unit.header, "|" not in unit.header)]
+        header = [c.strip("`*. ").lower() for c in table_cells(unit.header)]
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim)}
         named = [i for i, h in enumerate(header) if _COLUMNS.get(h) and any(_COLUMNS.get(w) == _COLUMNS[h] for w in words)]
         if len(named) == 1 and named[0] < len(unit.cells):
@@ -160,7 +161,7 @@ def row_unit_cell(unit: TextUnit) -> str:
     of the row takes its unit from there, not from a condition elsewhere in the row."""
     if unit.kind != "row" or not unit.header:
         return ""
-    header = [c.strip("`*. ").lower() for c in row_cells(unit.header, "|" not in unit.header)]
+    header = [c.strip("`*. ").lower() for c in table_cells(unit.header)]
     for i, name in enumerate(header):
         if name in ("unit", "units") and i < len(unit.cells):
             return unit.cells[i]

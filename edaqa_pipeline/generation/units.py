@@ -15,7 +15,6 @@ lists) and, for a table row, the table's header row.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,13 +41,6 @@ class TextUnit:
     block: int = 0  # which paragraph, table or code block of the item it belongs to
 
 
-def row_cells(line: str, pdf: bool) -> list[str]:
-    """The cells of a table row line (a PDF table's rows are CSV lines)."""
-    if pdf:
-        return [c.strip() for c in next(csv.reader([line]), [])]
-    return table_cells(line)
-
-
 def _sentences(lines: Sequence[str], first: int) -> list[tuple[str, int, int]]:
     """(sentence, first line, last line) of a paragraph whose lines start at offset ``first``."""
     joined = "\n".join(lines)
@@ -69,7 +61,7 @@ def _sentences(lines: Sequence[str], first: int) -> list[tuple[str, int, int]]:
     return out
 
 
-def text_units(text: str, line_kinds: Sequence[str], pdf: bool = False) -> list[TextUnit]:
+def text_units(text: str, line_kinds: Sequence[str]) -> list[TextUnit]:
     """The units of an item's ``text``, one kind per line in ``line_kinds``, in reading order."""
     out: list[TextUnit] = []
     paragraph: list[str] = []
@@ -114,7 +106,7 @@ def text_units(text: str, line_kinds: Sequence[str], pdf: bool = False) -> list[
             continue
         if kind == "table_row":
             flush()
-            cells = tuple(row_cells(line.strip(), pdf))
+            cells = tuple(table_cells(line.strip()))
             out.append(TextUnit("row", line.strip(), offset, offset, context(), header, cells, block))
             continue
         if kind == "heading":

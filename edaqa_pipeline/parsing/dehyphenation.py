@@ -15,19 +15,28 @@ from edaqa_pipeline.parsing.pdf_layout import PdfPage
 _WORD = re.compile(r"[a-z][a-z\-]*[a-z]")
 _HYPHEN_END = re.compile(r"([A-Za-z]+)-$")
 _WORD_START = re.compile(r"^([a-z]+)")
+# a line that ends in a word-initial hyphen, and a line that starts with a snake_case name: an
+# option the layout broke after its dash ("... the -" + "starts_with option"); a dash before
+# a plain word is a dash ("VDD = 1.8 V -" + "typical")
+_DASH_END = re.compile(r"(?:^|\s)-$")
+_NAME_START = re.compile(r"^[A-Za-z][A-Za-z0-9]*_\w")
 
 
 def join_lines(lines: Iterable[str], vocab: set[str]) -> str:
     """Join text lines with spaces. A word split by a hyphen at a line end is rejoined
     ("mea-" + "surements" -> "measurements") unless the document spells it with the hyphen
-    elsewhere or both halves are words of their own ("machine-" + "mode" -> "machine-mode")."""
+    elsewhere or both halves are words of their own ("machine-" + "mode" -> "machine-mode").
+    A dash that starts a word is joined to a snake_case name after it ("-" + "starts_with" ->
+    "-starts_with"): the layout broke a line inside an option name."""
     out = ""
     for line in lines:
         if not line:
             continue
         end = _HYPHEN_END.search(out)
         start = _WORD_START.match(line)
-        if end and start:
+        if _DASH_END.search(out) and _NAME_START.match(line):
+            out += line  # "-" + "starts_with" -> "-starts_with"
+        elif end and start:
             left, right = end.group(1).lower(), start.group(1)
             compound = f"{left}-{right}" in vocab or (left in vocab and right in vocab)
             if left + right not in vocab and compound:

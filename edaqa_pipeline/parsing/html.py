@@ -30,7 +30,7 @@ import lxml.html
 from edaqa_pipeline.model import sha256_bytes
 from edaqa_pipeline.parsing.errors import DocumentError
 from edaqa_pipeline.parsing.markdown import parse_markdown
-from edaqa_pipeline.text.markup import fence_for
+from edaqa_pipeline.text.markup import fence_for, pipe_table
 
 _MAIN_XPATHS = (
     "//*[@role='main']", "//main", "//article", "//div[contains(concat(' ', @class, ' '), ' body ')]",
@@ -154,10 +154,6 @@ def _inline(el: Any) -> str:
     return re.sub(r"\s+", " ", "".join(parts)).strip()
 
 
-def _cell(el: Any) -> str:
-    return _inline(el).replace("|", "\\|") or " "
-
-
 def _code_language(el: Any) -> str:
     for node in (el, *el.iterancestors()):
         match = re.search(r"(?:highlight|language|lang)-([A-Za-z0-9_+-]+)", _classes(node))
@@ -200,13 +196,7 @@ def _table_lines(el: Any) -> list[str]:
                  if tr.getparent() is not None and tr.getparent().tag == "thead"]
     header = head_rows[-1] if head_rows else grid[0]
     body = [r for r in grid if r is not header and r not in head_rows]
-    width = max(len(r) for r in grid)
-
-    def row(cells: list[Any]) -> str:
-        texts = [_cell(c) for c in cells] + [" "] * (width - len(cells))
-        return "| " + " | ".join(texts) + " |"
-
-    return [row(header), "|" + "---|" * width, *(row(r) for r in body)]
+    return pipe_table([[_inline(c) for c in r] for r in (header, *body)]).split("\n")
 
 
 def _list_lines(el: Any, depth: int = 0) -> list[str]:

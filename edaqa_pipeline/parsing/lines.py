@@ -18,7 +18,7 @@ kind               line
 ``quote``          a line of a block quote or admonition (``> **Note:** ...``)
 ``table_header``   a table's header row
 ``table_rule``     a table's delimiter row (``|---|---|``)
-``table_row``      a table's data row (PDF tables: a CSV data row)
+``table_row``      a table's data row
 ``code_fence``     the opening or closing fence of a code block
 ``code``           a line inside a code block (blank lines inside one included)
 ``directive``      a MyST directive's fence (```` ```{note} ````) or a non-prose directive
@@ -138,10 +138,11 @@ def markdown_line_kinds(text: str) -> list[str]:
 
 def pdf_line_kinds(block_kind: str, text: str) -> list[str]:
     """One kind per line of a PDF block's text: the PDF parser decided the block's kind from
-    the page layout, and its lines share it (a table's first CSV line is its header)."""
+    the page layout, and its lines share it (a table is pipe-table text: header, delimiter,
+    rows)."""
     count = text.count("\n") + 1
     if block_kind == "table":
-        return ["table_header", *["table_row"] * (count - 1)]
+        return ["table_header", "table_rule", *["table_row"] * (count - 2)][:count]
     kind = {"heading": "heading", "figure": "caption"}.get(block_kind, "text")
     return [kind] * count
 

@@ -5,8 +5,10 @@ Why it is built this way (each pass has its module):
 * ``pdf_page``: one read of each page into records -- visual text lines with font size and
   boldness, visible drawings as stroke counts, images;
 * ``pdf_tables``: EDA datasheets keep their facts in ruled tables (limits, pin lists, register
-  maps); each table becomes ONE ``table`` block whose text is CSV, header row first, so that a
-  question about a maximum meets the whole row together with its header;
+  maps); each table becomes ONE ``table`` block whose text is a Markdown pipe table
+  (``text.markup.pipe_table``: header row, delimiter, one line per row), the shape Markdown and
+  HTML tables have, so that a question about a maximum meets the whole row together with its
+  header and an answer quotes a readable row, never CSV;
 * ``pdf_unruled``: tables drawn without ruling lines (columns of aligned, mostly numeric cells)
   are found by layout analysis of the text lines and become ``table`` blocks too (meta
   ``ruling: "none"``);
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 import pymupdf
@@ -49,7 +52,8 @@ from edaqa_pipeline.parsing.pdf_layout import Box, PdfPage, clean_text
 from edaqa_pipeline.parsing.pdf_limits import PdfLimits, page_time_bound
 from edaqa_pipeline.parsing.pdf_outline import apply_outline, outline_levels
 from edaqa_pipeline.parsing.pdf_page import scan_page
-from edaqa_pipeline.parsing.pdf_tables import table_captions, to_csv
+from edaqa_pipeline.parsing.pdf_tables import table_captions
+from edaqa_pipeline.text.markup import pipe_table
 
 # metadata titles that are not titles: empty, placeholders, notices, file names
 _JUNK_TITLE = re.compile(
@@ -130,7 +134,33 @@ def _headings(page_runs: list[tuple[PdfPage, list[Run]]], body: float) -> dict[i
     return {**heading_levels(headings), **(outline_levels(page_runs) or {})}
 
 
-def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set[str]) -> list[Element]:
+def _continued_tables(page_runs: list[tuple[PdfPage, list[Run]]]) -> dict[int, list[str]]:
+    """The header each continued table inherits, keyed by ``id(table)``.
+
+    A table the layout broke at a page end goes on at the top of the next page without its
+    header row, so that page's rows would read under a data row. A table continues the one
+    before when it is the first thing on its page, the previous page ends with a table of the
+    same number of columns, it has no caption of its own (a caption starts a new table) and
+    its first row is not that header again."""
+    carried: dict[int, list[str]] = {}
+    for (before, before_runs), (page, runs) in pairwise(page_runs):
+        if not before.tables or not page.tables or page.number != before.number + 1:
+            continue
+        last = max(before.tables, key=lambda t: t.bbox[3])
+        first = min(page.tables, key=lambda t: t.bbox[1])
+        header = carried.get(id(last), last.rows[0])
+        if (first.caption or len(first.rows[0]) != len(header) or first.rows[0] == header
+                or any(r.bbox[1] > last.bbox[3] for r in before_runs)
+                or any(r.bbox[3] < first.bbox[1] for r in runs)
+                or any(f.bbox[1] > last.bbox[3] for f in before.figures)
+                or any(f.bbox[3] < first.bbox[1] for f in page.figures)):
+            continue
+        carried[id(first)] = header
+    return carried
+
+
+def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set[str],
+              carried: dict[int, list[str]]) -> list[Element]:
     """The page's headings, paragraphs, tables and figures in reading order (top, then left)."""
     items: list[tuple[Box, str, str, int, dict[str, Any]]] = []
     for run in runs:
@@ -141,12 +171,16 @@ def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set
             items.append((run.bbox, kind, text, 0, {}))
     for table in page.tables:
         rows = [[join_lines(cell.split("\n"), vocab) for cell in row] for row in table.rows]
-        meta: dict[str, Any] = {"header": rows[0], "n_rows": len(rows) - 1}
+        meta: dict[str, Any] = {}
+        if id(table) in carried:  # its rows read under the header of the page before
+            rows = [[join_lines(cell.split("\n"), vocab) for cell in carried[id(table)]], *rows]
+            meta["continued"] = page.number  # the 1-based number of the page it goes on from
+        meta.update({"header": rows[0], "n_rows": len(rows) - 1})
         if table.caption:
             meta["caption"] = join_lines(table.caption.split("\n"), vocab)
         if not table.ruled:
             meta["ruling"] = "none"
-        items.append((table.bbox, "table", to_csv(rows), 0, meta))
+        items.append((table.bbox, "table", pipe_table(rows), 0, meta))
     for fig in page.figures:
         meta = {"source": fig.source}
         if fig.caption:
@@ -188,8 +222,9 @@ def parse_pdf(data: bytes, document: str,
     """Returns (document_row matching DOCUMENTS_SCHEMA, block rows matching BLOCKS_SCHEMA).
 
     Blocks come in reading order per page (top to bottom, then left to right); kinds are
-    heading, paragraph, list, ordered_list, table (CSV text, meta header / n_rows / caption,
-    ``ruling: "none"`` for an unruled table) and figure (caption text, meta source / caption /
+    heading, paragraph, list, ordered_list, table (pipe-table text, meta header / n_rows / caption,
+    ``ruling: "none"`` for an unruled table, ``continued``: the page it began on, when it goes
+    on from a page break and repeats that header) and figure (caption text, meta source / caption /
     labels). Raises ``DocumentError`` for input that is not a readable, unencrypted PDF with a
     text layer, or has more pages than ``limits.max_pages``; the document row's
     ``failed_pages`` lists the pages left out (page, error).
@@ -204,7 +239,8 @@ def parse_pdf(data: bytes, document: str,
     vocab = vocabulary(pages)
     page_runs = [(page, paragraph_runs(page, body)) for page in pages]
     levels = _headings(page_runs, body)
-    elements = [e for page, runs in page_runs for e in _elements(page, runs, levels, vocab)]
+    carried = _continued_tables(page_runs)
+    elements = [e for page, runs in page_runs for e in _elements(page, runs, levels, vocab, carried)]
     blocks = _blocks(elements, document)
     title = "" if _JUNK_TITLE.search(metadata_title) else metadata_title
     title = title or cover or next((b["text"] for b in blocks if b["kind"] == "heading"), document)

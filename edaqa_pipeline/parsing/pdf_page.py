@@ -63,15 +63,19 @@ def _drawing_stats(drawing: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def _visible_drawings(page: pymupdf.Page, page_box: Box) -> list[Drawing]:
-    """The drawings that can be seen and are not page backgrounds or frames."""
+    """The drawings that can be seen and are not page backgrounds or frames, cut to the page:
+    a path drawn far outside it (coordinates of 1e44 in a damaged file) is nothing a reader
+    sees, and left whole it would make the grid clustering walk a plane of that size."""
     page_area = box_area(page_box)
     out = []
     for drawing in page.get_drawings():
         fill = drawing.get("fill")
         if drawing.get("type") == "f" and fill is not None and min(fill) >= 0.99:
             continue  # white fill without a stroke: a background, neither ruling nor art
-        box = as_box(drawing["rect"])
-        if box_area(intersect(box, page_box)) >= 0.9 * page_area:
+        box = intersect(as_box(drawing["rect"]), page_box)
+        if box[0] > box[2] or box[1] > box[3]:
+            continue  # wholly off the page
+        if box_area(box) >= 0.9 * page_area:
             continue
         out.append((box, *_drawing_stats(drawing)))
     return out

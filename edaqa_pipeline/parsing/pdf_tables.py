@@ -23,8 +23,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -266,12 +264,6 @@ def read_tables(
             continue  # a mostly empty grid: a diagram
         tables.append(PdfTable(bbox, rows, caption))
     return tables
-
-
-def to_csv(rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    return out.getvalue().rstrip("\n")
 
 
 def table_captions(page: PdfPage) -> None:

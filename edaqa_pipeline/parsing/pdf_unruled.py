@@ -18,7 +18,7 @@ easy to state:
 
 Words inside ruled tables and figures are never considered, nor regions with vertical strokes
 inside (byte-lane and register diagrams drawn as boxes). A table found here is a
-``PdfTable`` with ``ruled = False``; its rows are CSV cells like a ruled table's.
+``PdfTable`` with ``ruled = False``; its rows are cells like a ruled table's.
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ class IndexSnapshot:
     @cached_property
     def chunk_records(self) -> list[dict[str, Any]]:
         return self.chunks.select("chunk_id", "document", "text", "start_line", "end_line", "page",
-                                  "line_kinds").to_dicts()
+                                  "line_kinds", "section_path").to_dicts()
 
     @cached_property
     def line_structure(self) -> LineStructure:
@@ -227,7 +227,8 @@ class IndexSnapshot:
         return EvidenceItem(chunk_id=rec["chunk_id"], doc=rec["document"], text=rec["text"],
                             score=float(score), path=path, start_line=rec["start_line"],
                             end_line=rec["end_line"], page=rec["page"],
-                            line_kinds=tuple(rec["line_kinds"]))
+                            line_kinds=tuple(rec["line_kinds"]),
+                            section=tuple(rec.get("section_path") or ()))
 
     def dense_chunks(self, query: str, k: int, encoder: Encoder | None = None) -> list[tuple[int, float]]:
         """(chunk row, cosine) of the ``k`` nearest chunks to ``query`` in the base space."""

@@ -129,7 +129,8 @@ class ClaimBudget:
 def sources_text(record: dict[str, Any], shown: Sequence[AnswerClaim]) -> str:
     """The "Sources:" list of the evidence the ``shown`` claims cite ("" when none)."""
     cited = {i for c in shown for i in c.evidence_ids}
-    lines = [f"- {e['citation']} ({e['id']})" for e in record["evidence"] if e.get("id") in cited]
+    lines = [f"- {e.get('location') or e['citation']} ({e['id']})"
+             for e in record["evidence"] if e.get("id") in cited]
     return "\n".join(["", "", "Sources:", *lines]) if lines else ""
 
 
@@ -138,7 +139,7 @@ def structured_citations(record: dict[str, Any], shown: Sequence[AnswerClaim]) -
     they point to: what a client shows beside the answer without parsing the text."""
     evidence = {e["id"]: e for e in record["evidence"] if "id" in e}
     return [{"claim": c.text, "citations": list(c.citations), "evidence": [
-        {key: evidence[i][key] for key in ("id", "citation", "doc", "start_line", "end_line", "page")
+        {key: evidence[i][key] for key in ("id", "citation", "location", "doc", "start_line", "end_line", "page")
          if key in evidence[i]} for i in c.evidence_ids if i in evidence]} for c in shown]
 
 

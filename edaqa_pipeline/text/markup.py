@@ -63,6 +63,34 @@ def table_cells(line: str) -> list[str]:
     return [cell.strip() for cell in _CELL_SPLIT.split(body)]
 
 
+def pipe_row(cells: list[str]) -> str:
+    """One pipe-table line of ``cells``: whitespace (line breaks included) collapsed, a ``|``
+    inside a cell escaped, an empty cell kept as a space so the columns stay countable."""
+    texts = [" ".join(cell.split()).replace("|", "\\|") or " " for cell in cells]
+    return "| " + " | ".join(texts) + " |"
+
+
+def pipe_table(rows: list[list[str]]) -> str:
+    """A table as Markdown pipe-table text: the first row is the header, then the delimiter
+    row, then one line per data row; short rows are padded to the widest. Every table the
+    parsers read (Markdown, HTML, PDF) reaches evidence in this one shape, so a row is one
+    line that is read, cited and verified together with its header."""
+    if not rows:
+        return ""
+    width = max(len(row) for row in rows)
+    padded = [list(row) + [""] * (width - len(row)) for row in rows]
+    return "\n".join([pipe_row(padded[0]), "|" + "---|" * width, *(pipe_row(r) for r in padded[1:])])
+
+
+def pipe_table_rows(text: str) -> list[list[str]]:
+    """The rows of :func:`pipe_table` text (header first, the delimiter row skipped), each
+    cell stripped and unescaped: what the table held before it was written out."""
+    lines = text.split("\n") if text.strip() else []
+    if len(lines) > 1 and is_table_rule(lines[1]):
+        lines = [lines[0], *lines[2:]]  # a data row of dashes ("| - | - |") is still a row
+    return [[cell.replace("\\|", "|") for cell in table_cells(line)] for line in lines]
+
+
 def is_table_rule(line: str) -> bool:
     """A table's delimiter row (``|---|:--:|``): dashes, colons and pipes only."""
     stripped = line.strip()

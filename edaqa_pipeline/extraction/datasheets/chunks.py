@@ -6,7 +6,7 @@ The parsed blocks of one PDF become bounded source contexts for property extract
   figures are excluded (their content needs image understanding; the paper drops them too),
   and a paragraph that only repeats a table's caption is folded into that table;
 * each table is ONE chunk whatever its size: a title line (caption, or "table in <section>"),
-  then CSV with the resolved header row first (multi-row headers merged, units kept in the
+  then a pipe table with the resolved header row first (multi-row headers merged, units kept in the
   labels). A table that continues the previous one on the next page repeats that header, so
   every table chunk can be read on its own;
 * prose is cut at sentence boundaries (``text.sentences``) under ``max_tokens`` (characters / 4); a sentence is
@@ -27,13 +27,13 @@ import polars as pl
 
 from edaqa_pipeline.extraction.datasheets.tables import (
     TableView,
-    parse_csv,
     read_table,
     render_table,
 )
 from edaqa_pipeline.extraction.datasheets.textutil import decode_symbols, normalise
 from edaqa_pipeline.model import BBOX, STRS, frame, normalise_ws, stable_id
 from edaqa_pipeline.text.counting import approx_tokens
+from edaqa_pipeline.text.markup import pipe_table_rows
 from edaqa_pipeline.text.sentences import split_sentences
 
 DEFAULT_MAX_TOKENS = 300
@@ -46,7 +46,7 @@ DATASHEET_CHUNKS_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String(),  # table | prose
     "section_path": STRS,
     "title": pl.String(),  # table caption (or the continued table's); "" for prose
-    "text": pl.String(),  # Markdown-like text the extractor reads (tables: title + CSV)
+    "text": pl.String(),  # Markdown text the extractor reads (tables: title + pipe table)
     "table": pl.String(),  # JSON of the TableView for tables (labels, rows, roles, units); ""
     "n_tokens": pl.Int64(),
     "page": pl.Int64(),
@@ -187,7 +187,9 @@ def datasheet_chunks(
         if kind == "table":
             flush()
             meta = _meta(block)
-            rows = parse_csv(block["text"] or "")
+            rows = pipe_table_rows(block["text"] or "")
+            if meta.get("continued"):  # the parser repeated the header; read_table carries it itself
+                rows = rows[1:]
             near = previous_table if page - previous_table_page <= 1 else None
             view = read_table(rows, meta.get("caption", ""), near)
             if not view.labels and not view.rows:

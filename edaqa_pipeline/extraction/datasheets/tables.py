@@ -1,6 +1,6 @@
 """Reading a parsed PDF table as a datasheet table: header rows, column roles, continuations.
 
-The PDF parser gives each ruled table as CSV rows (header row first, stacked group titles
+The PDF parser gives each ruled table as pipe-table rows (header row first, stacked group titles
 already folded into one row). Datasheet tables need a little more before their rows can be
 read as specifications:
 
@@ -19,8 +19,6 @@ read as specifications:
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +30,7 @@ from edaqa_pipeline.extraction.datasheets.textutil import (
     is_unit,
     normalise,
 )
+from edaqa_pipeline.text.markup import pipe_table
 
 ROLES = ("parameter", "symbol", "min", "typ", "max", "value", "unit", "conditions", "other")
 STAT_ROLES = ("min", "typ", "max")
@@ -59,17 +58,6 @@ _PARAMETER_LABELS = {
     "property", "field", "signal", "signals", "signal(s)", "signal name", "pin", "pin name",
     "register", "name", "cell name", "description",
 }  # fmt: skip
-
-
-def parse_csv(text: str) -> list[list[str]]:
-    return [row for row in csv.reader(io.StringIO(text))]
-
-
-def to_csv(rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerows(rows)
-    return out.getvalue().rstrip("\n")
 
 
 def _stat(label: str) -> str | None:
@@ -232,7 +220,7 @@ def _mostly_numeric(cells: list[str]) -> bool:
 def read_table(
     rows: list[list[str]], caption: str = "", previous: TableView | None = None
 ) -> TableView:
-    """Header, data rows and column roles of one parsed table (CSV rows)."""
+    """Header, data rows and column roles of one parsed table (its rows of cells)."""
     rows = [list(r) for r in rows if any(c.strip() for c in r)]
     n_cols = max((len(r) for r in rows), default=0)
     rows = [r + [""] * (n_cols - len(r)) for r in rows]
@@ -276,9 +264,10 @@ def read_table(
 
 
 def render_table(view: TableView, section: str = "") -> str:
-    """Markdown-like text of a table chunk: a title line, then CSV (header row first)."""
+    """Markdown text of a table chunk: a title line, then the table as a pipe table with the
+    resolved header (``text.markup.pipe_table``), so each row reads with its column names."""
     title = view.title or (f"table in {section}" if section else "table")
     if view.inherited:
         title += " (continued; header repeated from the previous page)"
-    body = to_csv([view.labels, *view.rows]) if view.labels else ""
+    body = pipe_table([view.labels, *view.rows]) if view.labels else ""
     return f"Table: {title}\n{body}".rstrip()

@@ -2,8 +2,8 @@
 
 * ``schema``: the sentence IR (category, frame, Circuit Semantic Anchor, triples), entity types
   per document kind (tool manuals / circuit specifications), provenance labels;
-* ``context``, ``units``: a document's sentence units (prose sentences, table rows of pipe and
-  CSV tables, code blocks, headings) and what a rule knows about each;
+* ``context``, ``units``: a document's sentence units (prose sentences, table rows (every table is a
+  pipe table), code blocks, headings) and what a rule knows about each;
 * ``mentions`` / ``spec_mentions``: the entities a sentence names (manual / specification);
 * ``prose``, ``qualifiers``, ``tables``, ``spec_tables``, ``code``: the offline rules;
 * ``llm_task``: the LLM task ``chipkg_triples`` (prose, when a model is configured);

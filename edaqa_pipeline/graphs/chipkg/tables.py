@@ -1,8 +1,9 @@
-"""Table rows as sentence units, in both stored formats, and the tool-manual table rules.
+"""Table rows as sentence units, and the tool-manual table rules.
 
-Markdown tables are stored as pipe tables (``| a | b |``, separator line second); PDF tables
-as CSV text, header row first, with the header also in the block's meta
-(``edaqa_pipeline.parsing.pdf``). :func:`table_rows` reads both into (header, rows of cells).
+Every parser stores a table as pipe-table text (``| a | b |``, delimiter line second; a PDF
+table also keeps its header in the block's meta, ``edaqa_pipeline.parsing.pdf``).
+:func:`table_rows` reads it into (header, rows of cells); a PDF row's statement names its
+columns (``Parameter: VDD; Max: 1.32``), since its table may have been cut at a page break.
 
 Tool-manual rules (``table.*``):
 
@@ -18,8 +19,6 @@ Specification tables (register maps, signal and parameter tables) have their own
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ from edaqa_pipeline.graphs.chipkg.mentions import Mention, manual_mentions, scop
 from edaqa_pipeline.graphs.chipkg.prose import normalisations
 from edaqa_pipeline.graphs.chipkg.schema import IRAttribute, IRTriple, SentenceIR, offline_rule
 from edaqa_pipeline.text.identifiers import OPTION
-from edaqa_pipeline.text.markup import table_cells
+from edaqa_pipeline.text.markup import pipe_table_rows, table_cells
 
 _OPTION_HEADERS = ("switch", "option", "argument", "parameter", "flag", "arg")
 _VARIABLE_HEADERS = ("variable", "configuration variable", "env")
@@ -40,13 +39,14 @@ _NUMBER = re.compile(r"^[-+]?\d+(?:[.,]\d+)?$")
 
 @dataclass(frozen=True)
 class TableRow:
-    offset: int | None  # line offset inside the block (pipe tables), None for CSV
+    offset: int  # line offset inside the block
     cells: list[str]
-    text: str  # what the statement node shows: the pipe line, or "header: cell; ..." for CSV
+    text: str  # what the statement node shows: the pipe line, or "header: cell; ..." for a PDF row
 
 
-def csv_row_text(header: list[str], cells: list[str]) -> str:
-    """A CSV row with its column names, so its statement embeds with the table's meaning."""
+def labelled_row_text(header: list[str], cells: list[str]) -> str:
+    """A PDF table row with its column names, so its statement embeds with the table's
+    meaning even where the header is on an earlier page."""
     parts = []
     for i, cell in enumerate(cells):
         cell = " ".join(cell.split())
@@ -63,25 +63,29 @@ def looks_like_data(header: list[str]) -> bool:
 
 
 def is_pipe_table(block: dict[str, Any]) -> bool:
-    """A Markdown pipe table: the parser marked its second line as the delimiter row (the PDF
-    parser's CSV tables have none)."""
+    """A pipe table with a header: the parser marked its second line as the delimiter row."""
     kinds = block.get("line_kinds") or ()
     return len(kinds) > 1 and kinds[1] == "table_rule"
 
 
 def table_rows(block: dict[str, Any], carried_header: list[str] | None = None
                ) -> tuple[list[str], list[TableRow]]:
-    """(header, data rows) of a table block, pipe or CSV. ``carried_header``: the header of the
-    previous table of the section, used when this CSV table starts with a data row."""
+    """(header, data rows) of a table block. ``carried_header``: the header of the previous
+    table of the section, used when this PDF table starts with a data row (a table continued
+    after a page break repeats no header)."""
     text = block.get("text") or ""
-    if not is_pipe_table(block):
-        rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    if block.get("page") is not None:
+        rows = pipe_table_rows(text)  # header, then data rows: line 0, then lines 2, 3, ...
         if not rows:
             return [], []
-        header, body = [c.strip() for c in rows[0]], rows[1:]
+        header = rows[0]
+        body = [(k + 1, cells) for k, cells in enumerate(rows[1:], start=1)]
         if carried_header and len(carried_header) == len(header) and looks_like_data(header):
-            header, body = carried_header, rows
-        return header, [TableRow(None, cells, csv_row_text(header, cells)) for cells in body]
+            header, body = carried_header, [(0, header), *body]
+        return header, [TableRow(offset, cells, labelled_row_text(header, cells))
+                        for offset, cells in body if any(c.strip() for c in cells)]
+    if not is_pipe_table(block):
+        return [], []
     lines = text.split("\n")
     if len(lines) < 3:
         return [], []

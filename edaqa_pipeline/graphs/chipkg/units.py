@@ -30,7 +30,7 @@ from edaqa_pipeline.graphs.chipkg.mentions import classify_code
 from edaqa_pipeline.graphs.chipkg.schema import document_kind
 from edaqa_pipeline.graphs.chipkg.spec_mentions import vocabulary_entry
 from edaqa_pipeline.graphs.chipkg.spec_tables import defined_entities
-from edaqa_pipeline.graphs.chipkg.tables import is_pipe_table, table_rows
+from edaqa_pipeline.graphs.chipkg.tables import table_rows
 from edaqa_pipeline.model import normalise_ws, stable_id
 from edaqa_pipeline.text.identifiers import INLINE_CODE
 from edaqa_pipeline.text.sentences import split_sentences
@@ -172,10 +172,10 @@ def document_units(blocks: list[dict[str, Any]]) -> DocumentUnits:
             same_lines = len((b.get("raw") or text).split("\n")) == len(text.split("\n"))
             for row in rows:
                 line = b["start_line"]
-                if line is not None and row.offset is not None and is_pipe_table(b) and same_lines:
+                if line is not None and same_lines:
                     line += row.offset
                 units.append(Unit(sid("table_row", row.text), row.text, "table_row", b, line,
-                                  line if line is not None and row.offset is not None else b["end_line"],
+                                  line if line is not None else b["end_line"],
                                   ctx, cells=row.cells, header=header))
         elif kind == "code":
             units.append(Unit(sid("code", text), text, "code", b, b["start_line"], b["end_line"], ctx))

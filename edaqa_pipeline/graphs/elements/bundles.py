@@ -242,6 +242,7 @@ def evidence_items(index: ElementIndex, bundle: Bundle, members: Sequence[Member
             page=index.page[first.node] if not starts else None,
             element_ids=tuple(dict.fromkeys(index.ids[m.node] for m in group)),
             line_numbers=_line_numbers(texts, spans),
+            section=tuple(index.section_path[first.node] or ()),
         )
         out.append(replace(item, line_kinds=index.lines.kinds(item.doc, source_lines(item))))
     return out

@@ -59,6 +59,7 @@ class ElementIndex:
         self.version: list[str] = nodes["version"].to_list()
         self.identifiers: list[list[str]] = nodes["identifiers"].to_list()
         self.section: list[int] = [self.row.get(s, -1) if s else -1 for s in nodes["section_id"].to_list()]
+        self.section_path: list[list[str]] = nodes["section_path"].to_list()
         self.vectors = np.asarray(vectors, dtype=np.float32)
         self.adj: list[list[tuple[int, str, bool]]] = [[] for _ in range(n)]
         self.children: list[list[int]] = [[] for _ in range(n)]

@@ -5,8 +5,6 @@ the structural edges (``contains``, ``same_section``, ``precedes``). ``graph.py`
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from itertools import pairwise
@@ -21,32 +19,25 @@ from edaqa_pipeline.text.markup import table_cells
 
 def table_nodes(b: DocumentBuilder, block: dict[str, Any], section: str) -> None:
     """A table and one ``table_row`` per data line (``contains.row``, ``precedes.row``), each row
-    keeping the header lines; PDF tables by CSV rows, with their caption from the parser."""
+    keeping the header lines (every parser writes a table as pipe-table text); a PDF table has
+    no source lines, and its caption comes from the parser."""
     meta = rules.block_meta(block)
     is_pdf = block.get("page") is not None
     raw = block["raw"] if not is_pdf else block["text"]
     if "<img" in raw.lower():
         figure_table_nodes(b, block, section, raw)
         return
-    if is_pdf:
-        rows = list(csv.reader(io.StringIO(raw)))
-        lines = raw.split("\n")
-        same = len(lines) == len(rows)
-        header_raw = lines[0] if lines else ""
-        body = [(lines[i] if same else ", ".join(rows[i]), rows[i], None) for i in range(1, len(rows))]
-        header_span = (None, None)
-    else:
-        lines = raw.split("\n")
-        kinds = block["line_kinds"]
-        header_n = 2 if len(kinds) > 1 and kinds[1] == "table_rule" else 1
-        header_raw = "\n".join(lines[:header_n])
-        start = int(block["start_line"])
-        header_span = (start, start + header_n - 1)
-        body = [
-            (line, table_cells(line), start + i)
-            for i, line in enumerate(lines)
-            if i >= header_n and line.strip()
-        ]
+    lines = raw.split("\n")
+    kinds = block["line_kinds"]
+    header_n = 2 if len(kinds) > 1 and kinds[1] == "table_rule" else 1
+    header_raw = "\n".join(lines[:header_n])
+    start = None if block.get("start_line") is None else int(block["start_line"])
+    header_span = (None, None) if start is None else (start, start + header_n - 1)
+    body = [
+        (line, table_cells(line), None if start is None else start + i)
+        for i, line in enumerate(lines)
+        if i >= header_n and line.strip()
+    ]
     table_id = b.add(
         block, "table", raw, section=section, header_raw=header_raw,
         header_start=header_span[0], header_end=header_span[1],

@@ -1,7 +1,7 @@
 """The paper's one-shot baseline (section IV-A): the whole document in as few calls as the context allows.
 
 The baseline gets the same parsed text our pipeline reads (the chunks' Markdown-like text,
-figures excluded, tables as CSV), split into as few parts as ``context_tokens`` allows, and
+figures excluded, tables as pipe tables), split into as few parts as ``context_tokens`` allows, and
 is asked for the whole graph at once: every property with name, description, value, unit,
 conditions, the block path it belongs to, and the **exact supporting text** it was read from
 (``reference``). Same output fields as our properties (``DatasheetProperty``, extended with

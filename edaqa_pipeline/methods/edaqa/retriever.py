@@ -200,7 +200,7 @@ class EdaqaRetriever:
                 yield EvidenceItem(chunk_id="", doc=whole.doc, text=cut.text, score=whole.score,
                                    path=f"{path}:lines", start_line=cut.start_line,
                                    end_line=cut.end_line, page=whole.page,
-                                   line_kinds=cut.line_kinds)
+                                   line_kinds=cut.line_kinds, section=whole.section)
 
         return [alternatives(row) for row in order]
 

@@ -218,7 +218,8 @@ class HwkgRetriever:
         return EvidenceItem(
             chunk_id="", doc=doc, text=evidence_text(records, chunk), score=score, path="hwkg",
             page=int(page) if page is not None else None, datasheet_chunk_id=chunk_id,
-            property_ids=tuple(p["node_id"] for p in records))
+            property_ids=tuple(p["node_id"] for p in records),
+            section=tuple(chunk.get("section_path") or ()) if chunk is not None else ())
 
 
 def make_hwkg(snapshot: Any, llm: Any = None) -> HwkgRetriever:
