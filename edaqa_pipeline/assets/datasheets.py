@@ -133,7 +133,7 @@ def datasheet_chunks(
 
 
 @document_asset(
-    code_version="2",  # a model's empty answer for a chunk that states values is refused
+    code_version="3",  # prose bounds and lengths in clock cycles are read
     group_name=GROUP,
     kinds=KINDS,
     pool="llm",

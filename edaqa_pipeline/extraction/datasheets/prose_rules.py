@@ -6,7 +6,11 @@ dual-issue pipeline"). Each rule below reads one way of saying it; the first rul
 a number wins it, so one value gives one property. ``rule`` names the rule:
 
 ==================  ========================================================================
+``sentence:bounds`` "X is no less than N unit, and no greater than M unit" (min and max of one
+                    property); "A MUST have a duty cycle that is ..." names it "A duty cycle"
 ``sentence:range``  "X ranges from N to M unit", "X is between N and M unit"
+``sentence:cycles`` a length in clock cycles: "X must be asserted for at least N [full] clock
+                    cycles", "X must be at least N clock cycles", "X requires N clock cycles"
 ``sentence:limit``  "X shall / must / should not exceed N unit" (max), "... not be below" (min)
 ``sentence:is``     "X is / are / must be [at least | up to | typically] N unit [to M unit]";
                     a unitless N only when X names a quantity ("the maximum number of ...");
@@ -43,7 +47,8 @@ _QUALIFIER = {
     "min": r"at\s+least|a\s+minimum\s+of|minimum|no\s+less\s+than|not\s+less\s+than|more\s+than|"
     r"greater\s+than|above|higher\s+than",
     "max": r"at\s+most|up\s+to|a\s+maximum\s+of|maximum|limited\s+to|no\s+more\s+than|"
-    r"not\s+more\s+than|below|less\s+than|lower\s+than",
+    r"not\s+more\s+than|no\s+greater\s+than|not\s+greater\s+than|no\s+higher\s+than|below|"
+    r"less\s+than|lower\s+than",
     "value": r"(?:fixed|set|specified|rated|defined|guaranteed|configured|programmed)\s+"
     r"(?:at|to|as)|approximately|about|around|exactly|equal\s+to|only",
 }
@@ -72,6 +77,20 @@ _COUNT_UNITS = r"stages?|cycles?|beats?|ways?|entry|entries|bits?|bytes?|words?|
 _COUNT = re.compile(
     rf"(?:(?:{_QUAL})\s+)?(?<![\w.\-/])(?P<v1>{NUM})(?:-(?P<u1>{_COUNT_UNITS}|{UNIT_RE})|\s*(?P<u2>{UNIT_RE}))?"
     rf"(?P<rest>(?:[\s,]+[A-Za-z][\w/-]*){{1,6}})", re.IGNORECASE)
+_MIN_Q, _MAX_Q = _QUALIFIER["min"], _QUALIFIER["max"]
+# a subject that may start with a bracketed signal name ("[RST_I] MUST be asserted ...")
+_NAMED = r"(?P<subj>[\[A-Za-z(][^.;:!?=]*?)"
+_BOUNDS = re.compile(
+    rf"{_NAMED}\s+{_COPULA}\s+(?:(?P<lo1>{_MIN_Q})|(?P<hi1>{_MAX_Q}))\s+(?P<v1>{NUM})\s*(?P<u1>{_UNIT})?"
+    rf"\s*,?\s*(?:and|but)\s+(?:{_COPULA}\s+)?(?:(?P<lo2>{_MIN_Q})|(?P<hi2>{_MAX_Q}))\s+(?P<v2>{NUM})\s*"
+    rf"(?P<u2>{_UNIT})?(?![\w/])", re.IGNORECASE)
+_CYCLES = re.compile(
+    rf"{_NAMED}\s+(?:{_COPULA}\s+(?:(?P<verb>(?:de)?asserted|held|kept|driven|stable|valid|active)"
+    rf"(?:\s+(?:low|high))?\s+for\s+)?|(?P<needs>requires?|takes?|needs?|lasts?)\s+)"
+    rf"(?:(?:{_QUAL})\s+)?(?P<v1>{NUM})\s+(?:(?:complete|full|consecutive|whole|core|bus)\s+)*"
+    rf"(?P<u1>(?:clock|clk)\s+cycles?|cycles?)\b", re.IGNORECASE)
+_OWNER = re.compile(r"^(?P<owner>.+?)\s+(?:(?:must|shall|should|will|may|can)\s+)?(?:have|has)\s+"
+                    r"(?:an?|the)\s+(?P<thing>.+?)(?:\s+(?:that|which))?$", re.IGNORECASE)
 _MENTION = re.compile(rf"(?<![\w.\-/])(?P<v1>{NUMBER_RE})\s*(?P<u1>{_UNIT})(?![\w/])")
 _AMBIGUOUS_UNITS = {"in", "a", "A", "s", "b", "B", "g", "K", "J", "H", "F", "m"}
 _QUANTITY = re.compile(r"\b(?:number|count|size|width|depth|length|maximum|minimum|latency|"
@@ -118,6 +137,20 @@ def _subject(raw: str) -> tuple[str, str] | None:
     if not re.search(r"[A-Za-z]{2}", subject) or re.search(r"\d\s*$", subject):
         return None
     return subject, lead
+
+
+def _named_subject(raw: str) -> tuple[str, str] | None:
+    """(name, leading condition) of a subject that may own what it states ("The clock input
+    [CLK_I] MUST have a duty cycle that" -> "clock input [CLK_I] duty cycle") or start with a
+    bracketed signal ("[RST_I]")."""
+    owned = _OWNER.match(" ".join(raw.split()))
+    if owned:
+        owner = _ARTICLES.sub("", owned.group("owner").strip())
+        return f"{owner} {owned.group('thing')}".strip(), ""
+    stripped = raw.strip()
+    if stripped.startswith("[") and "]" in stripped:
+        return stripped, ""
+    return _subject(raw)
 
 
 def _noun_phrase(rest: str, last: int = 4) -> str:
@@ -196,6 +229,25 @@ def _line_properties(line: str, i: int) -> list[dict[str, Any]]:
             claimed.append((m.end(), m.end() + tail.end()))
         out.append(prop)
 
+    for m in _BOUNDS.finditer(line):
+        sub = _named_subject(m.group("subj"))
+        unit = _unit(m, "u2", "u1")
+        if sub and free(m) and (unit or _QUANTITY.search(sub[0])):
+            v1, v2 = m.group("v1").replace(" ", ""), m.group("v2").replace(" ", "")
+            lo, hi = (v1, v2) if m.group("lo1") else (v2, v1)
+            if bool(m.group("lo1")) != bool(m.group("lo2")):  # one lower and one upper bound
+                claim(m, _property(line, i, "sentence:bounds", sub[0], m, lead=sub[1], unit=unit,
+                                   vmin=lo, vmax=hi, value=f"{lo} to {hi}"))
+    for m in _CYCLES.finditer(line):
+        sub = _named_subject(m.group("subj"))
+        if sub and free(m):
+            verb = m.group("verb") or ""
+            name = f"{sub[0]} {verb.lower()}".strip() if verb else sub[0]
+            unit = " ".join(m.group("u1").lower().split())
+            unit = unit if "clock" in unit or "clk" in unit else "clock " + unit  # "cycles" of the clock
+            vmin, vtyp, vmax = _stats(m.group("v1").replace(" ", ""), m)
+            claim(m, _property(line, i, "sentence:cycles", name, m, lead=sub[1], unit=unit,
+                               vmin=vmin, vtyp=vtyp, vmax=vmax))
     for m in _RANGE.finditer(line):
         unit, sub = _unit(m, "u2", "u1"), _subject(m.group("subj"))
         if unit and sub and free(m):
