@@ -12,11 +12,18 @@ scores PDF evidence). So each shape is scored against the same gold, by ``edaqa 
 own storage root. Printed: doc_recall@1 and
 the evidence hit (span_hit / span_cover at 2,048 tokens) per shape and method, side by side.
 
+ORD-QA is the test set: it is refused unless ``--test`` is given (run it once, at the end).
+Its gold is documents (the source map names the manual each reference chunk comes from), so
+for it only doc_recall@1 is measured, with each manual mapped to the page or PDF it became.
+
     .venv/bin/python scripts/build_html_site.py --corpus ../shared/corpus/openroad --out /tmp/site26
     .venv/bin/edaqa index --corpus /tmp/site26 --storage /tmp/html26
     .venv/bin/python benchmarks/format_parity.py --markdown /tmp/edaqa_matrix/or26 \\
         --html /tmp/html26 --html-map /tmp/site26.line_map.json --work /tmp/parity \\
         --other pdf /tmp/pdf26 /tmp/pdfs/openroad.line_map.json
+    # the test set, once, over the 2024 renditions
+    .venv/bin/python benchmarks/format_parity.py --test --qa ../shared/benchmarks/ord-qa.jsonl \\
+        --source-map ../shared/benchmarks/ord-qa.source_map.json --markdown OR24_STORAGE ...
 """
 
 from __future__ import annotations
@@ -143,6 +150,32 @@ def map_qa(qa: Path, line_map: dict[str, Any], storage: Path, out: Path) -> tupl
     return mapped, total
 
 
+def is_test_set(qa: Path) -> bool:
+    """ORD-QA, the test set: nothing is chosen on it."""
+    return qa.name.startswith("ord-qa")
+
+
+def map_ordqa(qa: Path, source_map: Path, line_map: dict[str, Any] | None, out: Path) -> tuple[int, int]:
+    """ORD-QA as a QA file whose gold is the documents its references come from, each named as
+    the rendition names it (``line_map``; None: the Markdown); (documents mapped, in all)."""
+    from edaqa_pipeline.evaluation.qa import load_qa
+
+    mapped = total = 0
+    with out.open("w") as dst:
+        for item in load_qa(qa, "ordqa", source_map):
+            docs = []
+            for doc in item.gold_docs:
+                total += 1
+                entry = (line_map or {}).get(doc)
+                name = doc if line_map is None else (entry or {}).get("html") or (entry or {}).get("pdf")
+                if name:
+                    mapped += 1
+                    docs.append({"doc": name})
+            dst.write(json.dumps({"id": item.id, "question": item.question, "answer": item.answer,
+                                  "evidence": docs}) + "\n")
+    return mapped, total
+
+
 def evaluate(storage: Path, qa: Path, methods: str, out: Path) -> dict[str, Any]:
     subprocess.run([str(REPO / ".venv" / "bin" / "edaqa"), "eval", "--storage", str(storage),
                     "--qa", str(qa), "--methods", methods, "--out", str(out), "--no-progress",
@@ -161,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="another rendition: its storage root and line map (an HTML site's, or "
                              "scripts/build_pdf_manuals.py's <corpus>.line_map.json: gold on pages)")
     parser.add_argument("--qa", action="append", default=None)
+    parser.add_argument("--source-map", type=Path, help="ORD-QA's reference source -> manual map")
+    parser.add_argument("--test", action="store_true", help="allow the test set (ORD-QA): once, at the end")
     parser.add_argument("--methods", default="edaqa,bm25")
     parser.add_argument("--work", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -171,11 +206,20 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for qa_name in args.qa or QA_SETS:
         qa = REPO / qa_name if not Path(qa_name).is_absolute() else Path(qa_name)
+        if is_test_set(qa) and not args.test:
+            parser.error(f"{qa.name} is the test set: it runs only with --test, once, at the end")
+        if is_test_set(qa) and args.source_map is None:
+            parser.error(f"{qa.name} needs --source-map (its gold names reference chunks, not manuals)")
         for shape, storage, map_path in shapes:
             work = args.work / qa.stem / shape
             work.mkdir(parents=True, exist_ok=True)
             target, note = qa, ""
-            if map_path is not None:
+            if is_test_set(qa):
+                target = work / "qa_documents.jsonl"
+                line_map = json.loads(map_path.read_text()) if map_path is not None else None
+                mapped, total = map_ordqa(qa, args.source_map, line_map, target)
+                note = f"{mapped}/{total} gold documents mapped"
+            elif map_path is not None:
                 target = work / "qa_mapped.jsonl"
                 mapped, total = map_qa(qa, json.loads(map_path.read_text()), storage, target)
                 note = f"{mapped}/{total} gold spans mapped"
