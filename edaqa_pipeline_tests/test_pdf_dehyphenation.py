@@ -18,6 +18,7 @@ from edaqa_pipeline.parsing.dehyphenation import join_lines
     # an option broken after its dash in a narrow table column
     (["-", "starts_with"], set(), "-starts_with"),
     (["set the -", "sink_clustering_size option"], set(), "set the -sink_clustering_size option"),
+    (["[-power_net net] [-", "ground_net net]"], set(), "[-power_net net] [-ground_net net]"),
     (["first line", "", "second line"], set(), "first line second line"),
 ])
 def test_join_lines(lines: list[str], vocab: set[str], expected: str) -> None:

@@ -34,7 +34,7 @@ CSS = """
 body { font-family: sans-serif; font-size: 11pt; line-height: 1.35; }
 h1 { font-size: 20pt; margin-top: 12pt; } h2 { font-size: 16pt; margin-top: 10pt; }
 h3 { font-size: 13pt; } h4, h5, h6 { font-size: 11pt; }
-pre { font-family: monospace; font-size: 9pt; background-color: #f4f4f4; }
+pre { font-family: monospace; font-size: 9pt; background-color: #f4f4f4; white-space: pre-wrap; }
 code { font-family: monospace; }
 table { border-collapse: collapse; } th, td { border: 1px solid #444; padding: 2pt; font-size: 9pt; }
 th { font-weight: bold; }

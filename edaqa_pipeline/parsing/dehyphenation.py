@@ -18,7 +18,7 @@ _WORD_START = re.compile(r"^([a-z]+)")
 # a line that ends in a word-initial hyphen, and a line that starts with a snake_case name: an
 # option the layout broke after its dash ("... the -" + "starts_with option"); a dash before
 # a plain word is a dash ("VDD = 1.8 V -" + "typical")
-_DASH_END = re.compile(r"(?:^|\s)-$")
+_DASH_END = re.compile(r"(?:^|[\s\[(|])-$")
 _NAME_START = re.compile(r"^[A-Za-z][A-Za-z0-9]*_\w")
 
 
@@ -27,7 +27,8 @@ def join_lines(lines: Iterable[str], vocab: set[str]) -> str:
     ("mea-" + "surements" -> "measurements") unless the document spells it with the hyphen
     elsewhere or both halves are words of their own ("machine-" + "mode" -> "machine-mode").
     A dash that starts a word is joined to a snake_case name after it ("-" + "starts_with" ->
-    "-starts_with"): the layout broke a line inside an option name."""
+    "-starts_with", "[-" + "ground_net net]" -> "[-ground_net net]"): the layout broke a line
+    inside an option name."""
     out = ""
     for line in lines:
         if not line:

@@ -48,7 +48,7 @@ from edaqa_pipeline.parsing.pdf_headers import (
     paragraph_runs,
     run_text,
 )
-from edaqa_pipeline.parsing.pdf_layout import Box, PdfPage, clean_text
+from edaqa_pipeline.parsing.pdf_layout import Box, PdfPage, center_in, clean_text, grow_box
 from edaqa_pipeline.parsing.pdf_limits import PdfLimits, page_time_bound
 from edaqa_pipeline.parsing.pdf_outline import apply_outline, outline_levels
 from edaqa_pipeline.parsing.pdf_page import scan_page
@@ -122,7 +122,11 @@ def _scan(data: bytes, document: str, limits: PdfLimits) -> tuple[list[PdfPage],
 def _headings(page_runs: list[tuple[PdfPage, list[Run]]], body: float) -> dict[int, int]:
     """Heading level per heading run (keyed by ``id(run)``), from font size, weight and
     numbering; where the PDF has an outline that fits its text (``pdf_outline``), the lines it
-    names are headings at its levels, whatever their font."""
+    names are headings at its levels, whatever their font, and a line it does not name that is
+    a heading only by its size is one only below the outline's deepest level: an outline that
+    fits names every heading down to that level, so such a line is a paragraph set large (a
+    one-line paragraph at a page end, in a manual whose tables and code make the body size
+    small). Bold run-in labels the outline does not list ("RULE 3.05", glossary terms) stay."""
     flat = [run for _, runs in page_runs for run in runs]
     kinds = demote_heading_lists(flat, [heading_kind(run, body) for run in flat])
     headings = [
@@ -131,25 +135,61 @@ def _headings(page_runs: list[tuple[PdfPage, list[Run]]], body: float) -> dict[i
         # a bold line is a heading when the next one is not bold as well (a list in bold)
         if kinds[i] == "size" or (kinds[i] == "bold" and (i + 1 == len(flat) or kinds[i + 1] != "bold"))
     ]
-    return {**heading_levels(headings), **(outline_levels(page_runs) or {})}
+    fonts = heading_levels(headings)
+    outline = outline_levels(page_runs)
+    if not outline:
+        return fonts
+    deepest = max(outline.values())
+    by_size = {id(run) for i, run in enumerate(flat) if kinds[i] == "size"}
+    kept = {run: level for run, level in fonts.items() if level > deepest or run not in by_size}
+    return {**kept, **outline}
 
 
-def _continued_tables(page_runs: list[tuple[PdfPage, list[Run]]]) -> dict[int, list[str]]:
+def _left_header_rows(pages: list[PdfPage]) -> dict[int, list[str]]:
+    """The header row a table left at the end of the page before, keyed by ``id(table)``.
+
+    The layout may set a table's header row as the last thing on a page and its rows on the
+    next: a one-row grid (``PdfPage.header_rows``) below every live line of its page, and the
+    next page starting with a table of as many columns and no caption. Its lines then leave
+    the prose (they are the table's header, not a paragraph)."""
+    carried: dict[int, list[str]] = {}
+    for before, page in pairwise(pages):
+        if not before.header_rows or not page.tables or page.number != before.number + 1:
+            continue
+        stub = max(before.header_rows, key=lambda t: t.bbox[3])
+        first = min(page.tables, key=lambda t: t.bbox[1])
+        live = [ln for ln in before.lines if not ln.drop]
+        if (first.caption or len(first.rows[0]) != len(stub.rows[0]) or first.rows[0] == stub.rows[0]
+                or any(ln.bbox[1] > stub.bbox[3] for ln in live)
+                or any(t.bbox[1] > stub.bbox[3] for t in before.tables)
+                or any(ln.bbox[3] < first.bbox[1] for ln in page.lines if not ln.drop)):
+            continue
+        for ln in live:
+            if center_in(ln.bbox, grow_box(stub.bbox, 1)):
+                ln.drop = True
+        carried[id(first)] = stub.rows[0]
+    return carried
+
+
+def _continued_tables(page_runs: list[tuple[PdfPage, list[Run]]],
+                      carried: dict[int, list[str]]) -> dict[int, list[str]]:
     """The header each continued table inherits, keyed by ``id(table)``.
 
     A table the layout broke at a page end goes on at the top of the next page without its
     header row, so that page's rows would read under a data row. A table continues the one
     before when it is the first thing on its page, the previous page ends with a table of the
     same number of columns, it has no caption of its own (a caption starts a new table) and
-    its first row is not that header again."""
-    carried: dict[int, list[str]] = {}
+    its first row is not that header again. ``carried``: the headers already found
+    (:func:`_left_header_rows`), extended here."""
+    carried = dict(carried)
     for (before, before_runs), (page, runs) in pairwise(page_runs):
         if not before.tables or not page.tables or page.number != before.number + 1:
             continue
         last = max(before.tables, key=lambda t: t.bbox[3])
         first = min(page.tables, key=lambda t: t.bbox[1])
         header = carried.get(id(last), last.rows[0])
-        if (first.caption or len(first.rows[0]) != len(header) or first.rows[0] == header
+        if (id(first) in carried or first.caption or len(first.rows[0]) != len(header)
+                or first.rows[0] == header
                 or any(r.bbox[1] > last.bbox[3] for r in before_runs)
                 or any(r.bbox[3] < first.bbox[1] for r in runs)
                 or any(f.bbox[1] > last.bbox[3] for f in before.figures)
@@ -231,6 +271,7 @@ def parse_pdf(data: bytes, document: str,
     """
     pages, metadata_title, failed_pages = _scan(data, document, limits or PdfLimits())
     drop_running_lines(pages)
+    left_headers = _left_header_rows(pages)
     cover = cover_title(pages[0])
     for page in pages:
         attach_figure_text(page)
@@ -239,7 +280,7 @@ def parse_pdf(data: bytes, document: str,
     vocab = vocabulary(pages)
     page_runs = [(page, paragraph_runs(page, body)) for page in pages]
     levels = _headings(page_runs, body)
-    carried = _continued_tables(page_runs)
+    carried = _continued_tables(page_runs, left_headers)
     elements = [e for page, runs in page_runs for e in _elements(page, runs, levels, vocab, carried)]
     blocks = _blocks(elements, document)
     title = "" if _JUNK_TITLE.search(metadata_title) else metadata_title

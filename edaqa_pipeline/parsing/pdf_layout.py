@@ -78,6 +78,9 @@ class PdfPage:
     figures: list[PdfFigure]
     sizes: Counter[float]  # characters per font size over the whole text layer, tables included
     outline: list[tuple[int, str]] = field(default_factory=list)  # (level, title) bookmarks here
+    # one-row ruled grids of filled cells: a table's header row the layout left at a page end
+    # (its text stays prose unless the next page's table goes on under it: ``parsing.pdf``)
+    header_rows: list[PdfTable] = field(default_factory=list)
 
 
 def box_area(b: Box) -> float:

@@ -125,11 +125,11 @@ def scan_page(page: pymupdf.Page, number: int) -> PdfPage:
     drawings = _visible_drawings(page, page_box)
     images = [intersect(as_box(info["bbox"]), page_box) for info in page.get_image_info()]
     images = [box for box in images if box_area(box) > 0]
-    tables = read_tables(page, drawings, images)
+    tables, header_rows = read_tables(page, drawings, images)
     figures = figure_regions(page_box, images, drawings, tables)
     words = page.get_text("words", flags=_TEXT_FLAGS)
     tables += unruled_tables(words, [t.bbox for t in tables] + [f.bbox for f in figures], drawings)
     lines, sizes = _page_lines(page, number)
     table_boxes = [grow_box(t.bbox, 1) for t in tables]
     lines = [ln for ln in lines if not any(center_in(ln.bbox, t) for t in table_boxes)]
-    return PdfPage(number, page_box, lines, tables, figures, sizes)
+    return PdfPage(number, page_box, lines, tables, figures, sizes, header_rows=header_rows)

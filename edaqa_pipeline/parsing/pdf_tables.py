@@ -235,16 +235,18 @@ def _grid_area(drawings: Sequence[Drawing]) -> Box | None:
 
 def read_tables(
     page: pymupdf.Page, drawings: Sequence[Drawing], images: Sequence[Box]
-) -> list[PdfTable]:
+) -> tuple[list[PdfTable], list[PdfTable]]:
+    """The page's ruled tables, and its one-row grids of filled cells (a header row a table
+    left behind at the page end; not tables on their own)."""
     area = _grid_area(drawings)
     if area is None:
-        return []  # no grid: skip find_tables, the costly part of the parse
+        return [], []  # no grid: skip find_tables, the costly part of the parse
     # the clip limits find_tables' per-character work to the ruled region
     found = page.find_tables(clip=pymupdf.Rect(grow_box(area, 5)), strategy="lines", use_layout=False)
     if found is None or not found.tables:  # None: pymupdf caught an error and printed it
-        return []
+        return [], []
     raw_cache: dict[int, list[RawLine]] = {}
-    tables = []
+    tables, header_rows = [], []
     for table in found.tables:
         bbox = as_box(table.bbox)
         inner = grow_box(bbox, 2)
@@ -257,13 +259,16 @@ def read_tables(
         if key not in raw_cache:
             raw_cache[key] = raw_lines(table.textpage)
         rows, caption = _table_rows(table, raw_cache[key])
+        if len(rows) == 1 and len(rows[0]) >= 2 and all(cell.strip() for cell in rows[0]):
+            header_rows.append(PdfTable(bbox, rows, caption))
+            continue
         if len(rows) < 2 or len(rows[0]) < 2:
             continue  # one row or one column: a framed paragraph, a list, a diagram box
         filled = sum(1 for row in rows for v in row if v) / (len(rows) * len(rows[0]))
         if filled < 0.3:
             continue  # a mostly empty grid: a diagram
         tables.append(PdfTable(bbox, rows, caption))
-    return tables
+    return tables, header_rows
 
 
 def table_captions(page: PdfPage) -> None:
