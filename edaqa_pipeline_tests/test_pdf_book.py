@@ -71,3 +71,26 @@ def test_the_answer_states_the_row_and_cites_page_and_section(book: Any) -> None
     assert f"book.pdf:p{item['page']}" in first["citations"]
     assert item["location"] == (f"book.pdf:p{item['page']}, Power Distribution Network > Commands > "
                                 "define_power_grid > Options")
+
+
+
+
+def test_a_row_found_by_the_element_graph_is_a_row(book: Any) -> None:
+    """A table row an element bundle brings alone (a PDF page has no source lines to look its
+    kinds up by) keeps the kind of a row, so the answer quotes it as ``option: description``,
+    never as a sentence with the table's pipes in it."""
+    from edaqa_pipeline.generation.extractive import units_of
+    from edaqa_pipeline.graphs.elements.bundles import Bundle, Member, evidence_items
+    from edaqa_pipeline.graphs.elements.index import load_index
+    from edaqa_pipeline.retrieval.line_structure import line_kinds_of
+    from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
+
+    index = load_index(IndexSnapshot.load(book))
+    row = next(i for i, (kind, raw) in enumerate(zip(index.type, index.raw, strict=True))
+               if kind == "table_row" and raw.startswith("| -cluster_size |"))
+    core = Member(row, "core", "recall")
+    (item,) = evidence_items(index, Bundle(row, 1.0, "recall", [core]), [core], "elements")
+    assert item.page is not None and line_kinds_of(item) == ("table_row",)
+    (unit,) = units_of(item.text, "E1", 0, line_kinds_of(item))
+    assert unit.text.startswith("-cluster_size: Maximum number of sinks in one cluster.")
+    assert "|" not in unit.text and "Default: 20" in unit.text

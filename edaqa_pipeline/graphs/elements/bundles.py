@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from edaqa_pipeline.graphs.elements.index import SECTION_TYPES, ElementIndex
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.parsing.lines import pdf_line_kinds
 from edaqa_pipeline.retrieval.line_structure import source_lines
 from edaqa_pipeline.retrieval.packing import pack_shrinking
 
@@ -244,8 +245,27 @@ def evidence_items(index: ElementIndex, bundle: Bundle, members: Sequence[Member
             line_numbers=_line_numbers(texts, spans),
             section=tuple(index.section_path[first.node] or ()),
         )
-        out.append(replace(item, line_kinds=index.lines.kinds(item.doc, source_lines(item))))
+        # Markdown: the stored kinds of its source lines; a PDF page: from the element types
+        kinds = index.lines.kinds(item.doc, source_lines(item)) if starts else _page_line_kinds(index, group, texts)
+        out.append(replace(item, line_kinds=kinds))
     return out
+
+
+def _page_line_kinds(index: ElementIndex, group: Sequence[Member], texts: Sequence[str]) -> tuple[str, ...]:
+    """The line kinds of a bundle of PDF elements (no source lines to look them up by), from
+    each element's type: a table row stays a row (under its header when the bundle holds
+    it), so the answer quotes it as a row, not as a sentence with pipes in it."""
+    kinds: list[str] = []
+    for member, text in zip(group, texts, strict=True):
+        count = text.count("\n") + 1
+        kind = "table" if member.header_only else index.type[member.node]
+        if kind == "table":
+            kinds.extend(pdf_line_kinds("table", text))
+        else:
+            line = {"table_row": "table_row", "section": "heading", "clause": "heading",
+                    "caption": "caption", "figure": "caption"}.get(kind, "text")
+            kinds.extend([line] * count)
+    return tuple(kinds)
 
 
 def _line_numbers(texts: Sequence[str], spans: Sequence[tuple[int | None, int | None]]) -> tuple[int, ...]:
