@@ -113,3 +113,16 @@ def test_prose_properties_pass_the_offline_faithfulness_check() -> None:
     # and it still refuses a number the chunk does not state
     assert not offline_verdict({**rows[0], "value": "11", "value_min": None, "value_max": None},
                                chunks[0]["text"]).faithful
+
+
+@pytest.mark.parametrize("sentence", [
+    "The core voltage must be at least 500 mV and at most 1.2 V.",  # two units: no one range
+    "The SoC has a UART and the SPI controller requires 16 clock cycles.",
+    "It has a reset that must be asserted for 2 clock cycles.",
+    "If the core has a cache that is at least 4 KB and at most 64 KB, it is fast.",
+    "The write latency is 1 cycle less than the read latency.",  # a difference, not a length
+    "The device is 3 cycles faster than before.",
+])
+def test_bounds_and_cycles_refuse_what_they_cannot_name(sentence: str) -> None:
+    rules = {r["rule"] for r in sentence_properties(sentence)}
+    assert not rules & {"sentence:bounds", "sentence:cycles"}, sentence_properties(sentence)

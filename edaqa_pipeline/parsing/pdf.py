@@ -149,9 +149,10 @@ def _left_header_rows(pages: list[PdfPage]) -> dict[int, list[str]]:
     """The header row a table left at the end of the page before, keyed by ``id(table)``.
 
     The layout may set a table's header row as the last thing on a page and its rows on the
-    next: a one-row grid (``PdfPage.header_rows``) below every live line of its page, and the
-    next page starting with a table of as many columns and no caption. Its lines then leave
-    the prose (they are the table's header, not a paragraph)."""
+    next: a one-row grid (``PdfPage.header_rows``) below every live line of its page, holding
+    live words (a ruled running footer's were dropped as running lines), and the next page
+    starting with a table of as many columns and no caption. Its lines then leave the prose
+    (they are the table's header, not a paragraph)."""
     carried: dict[int, list[str]] = {}
     for before, page in pairwise(pages):
         if not before.header_rows or not page.tables or page.number != before.number + 1:
@@ -164,9 +165,11 @@ def _left_header_rows(pages: list[PdfPage]) -> dict[int, list[str]]:
                 or any(t.bbox[1] > stub.bbox[3] for t in before.tables)
                 or any(ln.bbox[3] < first.bbox[1] for ln in page.lines if not ln.drop)):
             continue
-        for ln in live:
-            if center_in(ln.bbox, grow_box(stub.bbox, 1)):
-                ln.drop = True
+        inside = [ln for ln in live if center_in(ln.bbox, grow_box(stub.bbox, 1))]
+        if not inside:
+            continue  # its words were dropped as a running footer: a ruled footer, no header
+        for ln in inside:
+            ln.drop = True
         carried[id(first)] = stub.rows[0]
     return carried
 

@@ -27,6 +27,7 @@ import polars as pl
 
 from edaqa_pipeline.extraction.datasheets.tables import (
     TableView,
+    inherits_header,
     read_table,
     render_table,
 )
@@ -188,9 +189,9 @@ def datasheet_chunks(
             flush()
             meta = _meta(block)
             rows = pipe_table_rows(block["text"] or "")
-            if meta.get("continued"):  # the parser repeated the header; read_table carries it itself
-                rows = rows[1:]
             near = previous_table if page - previous_table_page <= 1 else None
+            if meta.get("continued") and inherits_header(rows[1:], meta.get("caption", ""), near):
+                rows = rows[1:]  # the header the parser repeated is the one read_table carries on
             view = read_table(rows, meta.get("caption", ""), near)
             if not view.labels and not view.rows:
                 continue

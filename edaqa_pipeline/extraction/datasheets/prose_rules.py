@@ -88,7 +88,10 @@ _CYCLES = re.compile(
     rf"{_NAMED}\s+(?:{_COPULA}\s+(?:(?P<verb>(?:de)?asserted|held|kept|driven|stable|valid|active)"
     rf"(?:\s+(?:low|high))?\s+for\s+)?|(?P<needs>requires?|takes?|needs?|lasts?)\s+)"
     rf"(?:(?:{_QUAL})\s+)?(?P<v1>{NUM})\s+(?:(?:complete|full|consecutive|whole|core|bus)\s+)*"
-    rf"(?P<u1>(?:clock|clk)\s+cycles?|cycles?)\b", re.IGNORECASE)
+    rf"(?P<u1>(?:clock|clk)\s+cycles?|cycles?)\b"
+    # "1 cycle less than the read latency", "3 cycles faster": a difference, not a length
+    rf"(?!\s+(?:less|more|fewer|faster|slower|earlier|later|longer|shorter|than|before|after)\b)",
+    re.IGNORECASE)
 _OWNER = re.compile(r"^(?P<owner>.+?)\s+(?:(?:must|shall|should|will|may|can)\s+)?(?:have|has)\s+"
                     r"(?:an?|the)\s+(?P<thing>.+?)(?:\s+(?:that|which))?$", re.IGNORECASE)
 _MENTION = re.compile(rf"(?<![\w.\-/])(?P<v1>{NUMBER_RE})\s*(?P<u1>{_UNIT})(?![\w/])")
@@ -145,10 +148,12 @@ def _named_subject(raw: str) -> tuple[str, str] | None:
     bracketed signal ("[RST_I]")."""
     owned = _OWNER.match(" ".join(raw.split()))
     if owned:
-        owner = _ARTICLES.sub("", owned.group("owner").strip())
-        return f"{owner} {owned.group('thing')}".strip(), ""
+        owner, thing = _subject(owned.group("owner")), owned.group("thing").split()
+        if owner is None or not thing or len(thing) > 4 or thing[0].lower() in _PRONOUNS:
+            return None  # "It has a ...", "If the core has a ...", "a UART and the SPI controller"
+        return f"{owner[0]} {' '.join(thing)}", owner[1]
     stripped = raw.strip()
-    if stripped.startswith("[") and "]" in stripped:
+    if re.fullmatch(r"\[[A-Za-z_][\w.:()\[\]]*\]", stripped):  # "[RST_I]": a signal's name
         return stripped, ""
     return _subject(raw)
 
@@ -232,6 +237,9 @@ def _line_properties(line: str, i: int) -> list[dict[str, Any]]:
     for m in _BOUNDS.finditer(line):
         sub = _named_subject(m.group("subj"))
         unit = _unit(m, "u2", "u1")
+        units = {u.strip() for u in (m.group("u1"), m.group("u2")) if u and u.strip()}
+        if len(units) > 1:
+            continue  # "at least 500 mV and at most 1.2 V": one unit per property, no conversion
         if sub and free(m) and (unit or _QUANTITY.search(sub[0])):
             v1, v2 = m.group("v1").replace(" ", ""), m.group("v2").replace(" ", "")
             lo, hi = (v1, v2) if m.group("lo1") else (v2, v1)

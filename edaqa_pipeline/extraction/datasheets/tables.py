@@ -217,6 +217,15 @@ def _mostly_numeric(cells: list[str]) -> bool:
     return bool(values) and sum(is_numeric_cell(c) for c in values) >= 0.6 * len(values)
 
 
+def inherits_header(rows: list[list[str]], caption: str, previous: TableView | None) -> bool:
+    """Whether a table continues ``previous`` and takes its header: as many columns, no
+    caption of its own, and a first row that is data (two or more numbers)."""
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    width = max((len(r) for r in rows), default=0)
+    return (previous is not None and bool(rows) and len(previous.labels) == width and not caption
+            and _looks_like_data(rows[0]))
+
+
 def read_table(
     rows: list[list[str]], caption: str = "", previous: TableView | None = None
 ) -> TableView:
@@ -226,12 +235,7 @@ def read_table(
     rows = [r + [""] * (n_cols - len(r)) for r in rows]
     if not rows:
         return TableView(labels=[], rows=[], header_rows=0, title=caption)
-    if (
-        previous is not None
-        and len(previous.labels) == n_cols
-        and not caption
-        and _looks_like_data(rows[0])
-    ):
+    if inherits_header(rows, caption, previous):
         view = TableView(
             labels=list(previous.labels),
             rows=rows,

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from edaqa_pipeline.extraction.datasheets.textutil import number_variants
+from edaqa_pipeline.text.markup import is_table_rule
 from edaqa_pipeline.text.tokens import words
 
 MAX_EVIDENCE_CHARS = 900
@@ -69,8 +70,9 @@ def _value_terms(prop: Mapping[str, Any]) -> set[str]:
 
 
 def excerpt(chunk_text: str, props: Sequence[Mapping[str, Any]], limit: int = MAX_EVIDENCE_CHARS) -> str:
-    """The chunk, or for a long one its first two lines (table title and header) and the lines
-    that hold the properties' values and name words (at most ``MAX_ROWS``), in order."""
+    """The chunk, or for a long one its head (a table's title, header and delimiter row, so
+    the rows kept still read as rows of that table; a prose chunk's first two lines) and the
+    lines that hold the properties' values and name words (at most ``MAX_ROWS``), in order."""
     if len(chunk_text) <= limit:
         return chunk_text
     lines = chunk_text.split("\n")
@@ -79,14 +81,15 @@ def excerpt(chunk_text: str, props: Sequence[Mapping[str, Any]], limit: int = MA
     for prop in props:
         wanted |= _value_terms(prop)
         names |= set(words(str(prop.get("original_name") or prop.get("name") or "")))
+    head = 3 if len(lines) > 2 and is_table_rule(lines[2]) else 2
     scored = []
-    for i, line in enumerate(lines[2:], start=2):
+    for i, line in enumerate(lines[head:], start=head):
         terms = set(words(line))
         hit = 2 * len(terms & wanted) + len(terms & names)
         if hit:
             scored.append((hit, i))
     keep = sorted(i for _, i in sorted(scored, key=lambda t: (-t[0], t[1]))[:MAX_ROWS])
-    text = "\n".join([*lines[:2], *(["..."] if keep else []), *(lines[i] for i in keep)])
+    text = "\n".join([*lines[:head], *(lines[i] for i in keep)])
     return text[:limit]
 
 
