@@ -66,6 +66,18 @@ ENV_CLEARED = (
 )
 
 
+def index_with_defaults(corpus: Path, storage: Path) -> None:
+    """``index_corpus`` as a fresh shell runs it: no ``ENV_CLEARED`` setting, the storage
+    root's own Dagster home; the environment is restored after."""
+    from edaqa_pipeline.cli.index import index_corpus
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ENV_CLEARED:
+            mp.delenv(name, raising=False)
+        mp.setenv("DAGSTER_HOME", str(storage / "dagster_home"))
+        index_corpus(corpus, storage, log=lambda *_: None)
+
+
 def _pdf_with_text(text: str) -> Any:
     import pymupdf
 

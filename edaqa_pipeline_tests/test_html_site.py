@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from edaqa_pipeline_tests.fixtures_index import REPO, copy_corpus
-from edaqa_pipeline_tests.test_bad_inputs import ENV_CLEARED
+from edaqa_pipeline_tests.test_bad_inputs import ENV_CLEARED, index_with_defaults
 
 pytestmark = pytest.mark.slow
 # text the Read the Docs theme puts around every page; none of it is documentation
@@ -26,8 +26,6 @@ CHROME = ("Edit on GitHub", "View page source", "Built with", "Sphinx", "Read th
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from edaqa_pipeline.cli.index import index_corpus
-
     root = tmp_path_factory.mktemp("html_site")
     manuals = copy_corpus(root / "manuals", ["cts.md", "pdn.md"])
     site = root / "site"
@@ -37,11 +35,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
     (site / "huge.htm").write_bytes(b"<p>" + b"x" * (21 << 20) + b"</p>")
     (site / "notes.txt").write_text("not documentation\n")
     storage = root / "storage"
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ENV_CLEARED:
-            mp.delenv(name, raising=False)
-        mp.setenv("DAGSTER_HOME", str(storage / "dagster_home"))
-        index_corpus(site, storage, log=lambda *_: None)
+    index_with_defaults(site, storage)
     manifest = json.loads((storage / "manifest.json").read_text())
     return site, storage, manifest
 

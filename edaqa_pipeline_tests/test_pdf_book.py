@@ -15,7 +15,7 @@ import pytest
 
 from edaqa_pipeline.text.markup import pipe_table_rows
 from edaqa_pipeline_tests.fixtures_index import REPO, copy_corpus
-from edaqa_pipeline_tests.test_bad_inputs import ENV_CLEARED
+from edaqa_pipeline_tests.test_bad_inputs import index_with_defaults
 
 pytestmark = pytest.mark.slow
 QUESTION = "What is the default of -starts_with in define_power_grid?"
@@ -25,19 +25,13 @@ ROW = ("| -starts_with | Net of the first rail at the bottom of the core. Allowe
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from edaqa_pipeline.cli.index import index_corpus
-
     root = tmp_path_factory.mktemp("pdf_book")
     manuals = copy_corpus(root / "manuals", ["cts.md", "pdn.md"])
     rendered = root / "rendered"
     subprocess.run([sys.executable, str(REPO / "scripts" / "build_pdf_manuals.py"),
                     "--corpus", str(manuals), "--out", str(rendered)], check=True, capture_output=True)
     storage = root / "storage"
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ENV_CLEARED:
-            mp.delenv(name, raising=False)
-        mp.setenv("DAGSTER_HOME", str(storage / "dagster_home"))
-        index_corpus(rendered / "book", storage, log=lambda *_: None)
+    index_with_defaults(rendered / "book", storage)
     return storage
 
 
