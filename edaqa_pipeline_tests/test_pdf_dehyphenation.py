@@ -20,6 +20,11 @@ from edaqa_pipeline.parsing.dehyphenation import join_lines
     (["set the -", "sink_clustering_size option"], set(), "set the -sink_clustering_size option"),
     (["[-power_net net] [-", "ground_net net]"], set(), "[-power_net net] [-ground_net net]"),
     (["first line", "", "second line"], set(), "first line second line"),
+    # a long name broken after an underscore (LaTeX in a narrow column), more than once
+    (["-branching_point_", "buffers_distance"], set(), "-branching_point_buffers_distance"),
+    (["-sink_", "clustering_", "max_diameter value"], set(), "-sink_clustering_max_diameter value"),
+    (["a trailing _", "is kept apart"], set(), "a trailing _ is kept apart"),
+    (["ends in name_", "(see below)"], set(), "ends in name_ (see below)"),
 ])
 def test_join_lines(lines: list[str], vocab: set[str], expected: str) -> None:
     assert join_lines(lines, vocab) == expected

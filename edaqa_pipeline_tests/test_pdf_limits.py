@@ -107,6 +107,43 @@ def test_the_outline_gives_headings_their_levels(tmp_path: Path) -> None:
     assert page_of[11] == density["page"]  # the map's page of the Markdown line = the parsed page
 
 
+def _render(tmp_path: Path, markdown: str) -> list[dict[str, object]]:
+    """``markdown`` as ``guide.md`` rendered by the PDF build script and parsed back."""
+    manuals = tmp_path / "manuals"
+    manuals.mkdir()
+    (manuals / "guide.md").write_text(markdown)
+    subprocess.run([sys.executable, str(REPO / "scripts" / "build_pdf_manuals.py"), "--corpus", str(manuals),
+                    "--out", str(tmp_path / "pdf"), "--no-book"], check=True, capture_output=True)
+    pdf = tmp_path / "pdf" / "manuals" / "manuals" / "guide.pdf"
+    return parse_pdf(pdf.read_bytes(), "guide.pdf")[1]
+
+
+def test_a_wrapped_title_matches_the_bookmark_that_joins_its_lines(tmp_path: Path) -> None:
+    # the outline names the title "... RailroadDiagrams": the layout wrapped it over two lines
+    # and the bookmark joined them without a space. The outline fits (5 of its 6 entries match
+    # without this), so headings come from it; the title must still be the level-1 heading
+    sections = ("Non-default Rules", "Properties", "Macros", "Sites", "Vias")
+    blocks = _render(tmp_path, "# LEF Grammar Railroad Diagrams\n\nThe grammar of the library files.\n\n"
+                     + "".join(f"## {name}\n\nText of {name.lower()}.\n\n" for name in sections))
+    headings = [(b["heading_level"], b["text"]) for b in blocks if b["kind"] == "heading"]
+    assert headings == [(1, "LEF Grammar Railroad Diagrams"), *((2, name) for name in sections)]
+    rules = next(b for b in blocks if b["text"] == "Text of non-default rules.")
+    assert rules["section_path"] == ["LEF Grammar Railroad Diagrams", "Non-default Rules"]
+
+
+def test_a_long_name_in_a_narrow_column_is_drawn_and_read_whole(tmp_path: Path) -> None:
+    # a long option name would widen its column past the page edge; the build breaks it after
+    # an underscore, as LaTeX does, and the parser joins it back: no text is cut off
+    blocks = _render(tmp_path, "# CTS\n\n| Switch Name | Description |\n| ----- | ----- |\n"
+                               "| `-branching_point_buffers_distance` | Distance (in microns) that a branch has to "
+                               "have for a buffer; needs `-distance_between_buffers` set. The non-default "
+                               "strategy applies. |\n")
+    table = next(b for b in blocks if b["kind"] == "table")
+    text = str(table["text"])
+    assert "-branching_point_buffers_distance" in text and "-distance_between_buffers" in text
+    assert "non-default" in text and "strategy applies" in text
+
+
 def test_a_page_drawn_far_outside_its_box_parses_and_the_rest_indexes() -> None:
     """A damaged page whose ruling runs to coordinates of 1e44 (invisible: off the page) once
     made the grid clustering walk a plane of that size; it is cut to the page now, so the

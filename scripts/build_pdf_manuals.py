@@ -50,6 +50,9 @@ def manuals(corpus: Path) -> list[Path]:
 
 MAX_PART_PAGES = 400  # one manual; more means the layout cannot place something
 TABLE_PART_CHARS = 900  # a table is set in parts of about this much text, the header repeated
+CELL_CHAR_PT = 5.4  # width of a 9 pt monospaced character, the widest text a cell sets
+CELL_PADDING_PT = 6  # a cell's padding and rules
+LINE_BREAK = "\ue000"  # stands for <br> in token text until the HTML is rendered
 
 
 def _split_tables(tokens: list[Any]) -> list[Any]:
@@ -92,6 +95,43 @@ def _split_tables(tokens: list[Any]) -> list[Any]:
     return out
 
 
+def _break_long_words(text: str, limit: int) -> str:
+    """``text`` with a line break after an underscore (or ``/ . : (``) in every word longer
+    than ``limit`` characters, as LaTeX sets a long identifier in a narrow table column
+    ("-branching_point_" / "buffers_distance"). A Story table cell never breaks inside a word,
+    so a long option name widened its column until the table ran past the page edge and the
+    text beyond it was not drawn."""
+    def pieces(word: str) -> str:
+        out = []
+        while len(word) > limit:
+            cut = max((word.rfind(ch, 1, limit) for ch in "_/.:("), default=-1)
+            if cut <= 0:
+                break
+            out.append(word[:cut + 1])
+            word = word[cut + 1:]
+        return LINE_BREAK.join([*out, word])
+
+    return " ".join(pieces(word) for word in text.split(" "))
+
+
+def _breakable_cells(tokens: list[Any]) -> None:
+    """Long words of every table cell made breakable (``_break_long_words``), the limit set by
+    the column count: the page's text width shared evenly between the columns."""
+    columns = 0  # of the table being read; 0 outside tables
+    for token in tokens:
+        if token.type == "table_open":
+            columns = 0
+        elif token.type == "th_open":
+            columns += 1
+        elif token.type == "table_close":
+            columns = 0
+        elif token.type == "inline" and columns and token.children:
+            limit = max(8, int((WHERE.width / columns - CELL_PADDING_PT) / CELL_CHAR_PT))
+            for child in token.children:
+                if child.type in ("text", "code_inline"):
+                    child.content = _break_long_words(child.content, limit)
+
+
 def to_html(text: str, prefix: str) -> str:
     """The manual as HTML whose block elements and table rows have id ``<prefix>L<line>``."""
     from edaqa_pipeline.parsing.lines import MARKDOWN
@@ -100,7 +140,9 @@ def to_html(text: str, prefix: str) -> str:
     for token in tokens:
         if token.map and token.nesting >= 0 and token.type not in ("inline",):
             token.attrSet("id", f"{prefix}{LINE_ID}{token.map[0] + 1}")
-    return MARKDOWN.renderer.render(_split_tables(tokens), MARKDOWN.options, {})
+    _breakable_cells(tokens)
+    html = MARKDOWN.renderer.render(_split_tables(tokens), MARKDOWN.options, {})
+    return html.replace(LINE_BREAK, "<br>")
 
 
 def render(chunks: list[tuple[str, str]], out: Path) -> dict[str, list[list[float]]]:

@@ -57,7 +57,7 @@ def source_sha256(settings: PipelineSettings, key: str) -> str:
 
 
 @document_asset(
-    code_version="6",  # PDF tables are pipe tables, as Markdown and HTML tables are
+    code_version="7",  # PDF names broken after an underscore are rejoined
     source=source_sha256,
     group_name=GROUP,
     kinds={"python", "polars", "parquet"},

@@ -208,7 +208,8 @@ def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set
     items: list[tuple[Box, str, str, int, dict[str, Any]]] = []
     for run in runs:
         if id(run) in levels:
-            items.append((run.bbox, "heading", run.text, levels[id(run)], {}))
+            heading = join_lines((ln.text for ln in run.lines), vocab)  # wrapped: "OpenROAD-" / "flow"
+            items.append((run.bbox, "heading", heading, levels[id(run)], {}))
         else:
             kind, text = run_text(run, vocab)
             items.append((run.bbox, kind, text, 0, {}))

@@ -30,6 +30,8 @@ LIGATURES = str.maketrans(
         "\ufb05": "st",
         "\ufb06": "st",
         "\u00ad": "",  # soft hyphen
+        "\u200b": "",  # zero-width space (a break opportunity inside a long name)
+        "\u2060": "",  # word joiner
     }
 )
 WHITESPACE = frozenset(" \t\n\r\x0b\x0c")

@@ -23,9 +23,11 @@ _PAGE_SUFFIX = re.compile(r"[\t .]+\d+$")
 
 
 def _key(text: str) -> str:
-    """Comparable form of a heading: case, spacing and a trailing page number ignored."""
+    """Comparable form of a heading: case, spacing and a trailing page number ignored. Spaces
+    are dropped, not only collapsed: an outline may join the lines of a wrapped heading
+    without one ("LEF Grammar Railroad" / "Diagrams" -> "LEF Grammar RailroadDiagrams")."""
     text = _PAGE_SUFFIX.sub("", text.replace("\t", " ").strip())
-    return re.sub(r"\s+", " ", text).strip().lower()
+    return re.sub(r"\s+", "", text).lower()
 
 
 def apply_outline(pages: Sequence[PdfPage], outline: Sequence[Sequence[object]]) -> None:
