@@ -131,6 +131,16 @@ def test_a_wrapped_title_matches_the_bookmark_that_joins_its_lines(tmp_path: Pat
     assert rules["section_path"] == ["LEF Grammar Railroad Diagrams", "Non-default Rules"]
 
 
+def test_a_bookmark_with_a_zero_width_space_matches_its_heading(tmp_path: Path) -> None:
+    # the bookmark keeps the zero-width space a generator put into a long name; the page text
+    # does not: both are cleaned alike, so the heading is still found and keeps its level
+    sections = ("Overview", "set_global_\u200brouting_layer", "Options", "Examples", "Limits")
+    blocks = _render(tmp_path, "# Global Routing\n\nRoutes the nets.\n\n"
+                     + "".join(f"## {name}\n\nText of section {n}.\n\n" for n, name in enumerate(sections)))
+    levels = {"".join(str(b["text"]).split()): b["heading_level"] for b in blocks if b["kind"] == "heading"}
+    assert levels.get("set_global_routing_layer") == 2
+
+
 def test_a_long_name_in_a_narrow_column_is_drawn_and_read_whole(tmp_path: Path) -> None:
     # a long option name would widen its column past the page edge; the build breaks it after
     # an underscore, as LaTeX does, and the parser joins it back: no text is cut off

@@ -96,17 +96,20 @@ def _split_tables(tokens: list[Any]) -> list[Any]:
 
 
 def _break_long_words(text: str, limit: int) -> str:
-    """``text`` with a line break after an underscore (or ``/ . : (``) in every word longer
-    than ``limit`` characters, as LaTeX sets a long identifier in a narrow table column
-    ("-branching_point_" / "buffers_distance"). A Story table cell never breaks inside a word,
-    so a long option name widened its column until the table ran past the page edge and the
-    text beyond it was not drawn."""
+    """``text`` with a line break after an underscore in every word longer than ``limit``
+    characters, where a letter or digit stands on both sides ("-branching_point_" /
+    "buffers_distance"), the last such underscore that keeps the piece within the limit. A
+    Story table cell never breaks inside a word, so a long option name widened its column until
+    the table ran past the page edge and the text beyond it was not drawn. Only underscores:
+    the parser joins a name broken there (``parsing.dehyphenation``), and a word with no such
+    underscore is left whole."""
+    def cut_at(word: str) -> int:
+        return max((i for i in range(1, min(limit, len(word) - 1))
+                    if word[i] == "_" and word[i - 1].isalnum() and word[i + 1].isalnum()), default=-1)
+
     def pieces(word: str) -> str:
         out = []
-        while len(word) > limit:
-            cut = max((word.rfind(ch, 1, limit) for ch in "_/.:("), default=-1)
-            if cut <= 0:
-                break
+        while len(word) > limit and (cut := cut_at(word)) > 0:
             out.append(word[:cut + 1])
             word = word[cut + 1:]
         return LINE_BREAK.join([*out, word])
@@ -116,13 +119,13 @@ def _break_long_words(text: str, limit: int) -> str:
 
 def _breakable_cells(tokens: list[Any]) -> None:
     """Long words of every table cell made breakable (``_break_long_words``), the limit set by
-    the column count: the page's text width shared evenly between the columns."""
+    the column count (the header row's cells, counted before any cell is read): the page's
+    text width shared evenly between the columns."""
     columns = 0  # of the table being read; 0 outside tables
-    for token in tokens:
+    for i, token in enumerate(tokens):
         if token.type == "table_open":
-            columns = 0
-        elif token.type == "th_open":
-            columns += 1
+            head_end = next(j for j in range(i, len(tokens)) if tokens[j].type in ("thead_close", "table_close"))
+            columns = sum(1 for t in tokens[i:head_end] if t.type == "th_open") or 1
         elif token.type == "table_close":
             columns = 0
         elif token.type == "inline" and columns and token.children:

@@ -20,20 +20,21 @@ _WORD_START = re.compile(r"^([a-z]+)")
 # a plain word is a dash ("VDD = 1.8 V -" + "typical")
 _DASH_END = re.compile(r"(?:^|[\s\[(|])-$")
 _NAME_START = re.compile(r"^[A-Za-z][A-Za-z0-9]*_\w")
-# an identifier the layout broke after an underscore, as LaTeX sets a long name in a narrow
-# column ("-branching_point_buffers_" + "distance"): no word of prose ends in an underscore
+# an identifier the layout broke after an underscore to fit a narrow table column
+# ("-branching_point_buffers_" + "distance"); only in cells: prose and code lines end in an
+# underscore of their own ("-inst _614_" + "This command", "a flags_" + "struct")
 _UNDERSCORE_END = re.compile(r"[A-Za-z0-9]_$")
-_WORD_CHAR_START = re.compile(r"^[A-Za-z0-9]")
+_WORD_CHAR_START = re.compile(r"^[a-z0-9]")
 
 
-def join_lines(lines: Iterable[str], vocab: set[str]) -> str:
+def join_lines(lines: Iterable[str], vocab: set[str], *, cell: bool = False) -> str:
     """Join text lines with spaces. A word split by a hyphen at a line end is rejoined
     ("mea-" + "surements" -> "measurements") unless the document spells it with the hyphen
     elsewhere or both halves are words of their own ("machine-" + "mode" -> "machine-mode").
     A dash that starts a word is joined to a snake_case name after it ("-" + "starts_with" ->
-    "-starts_with", "[-" + "ground_net net]" -> "[-ground_net net]"), and a name broken after
-    an underscore is rejoined ("max_" + "diameter" -> "max_diameter"): the layout broke a line
-    inside an option name."""
+    "-starts_with", "[-" + "ground_net net]" -> "[-ground_net net]"): the layout broke a line
+    inside an option name. In a table ``cell``, a name broken after an underscore is rejoined
+    too ("max_" + "diameter" -> "max_diameter")."""
     out = ""
     for line in lines:
         if not line:
@@ -41,7 +42,7 @@ def join_lines(lines: Iterable[str], vocab: set[str]) -> str:
         end = _HYPHEN_END.search(out)
         start = _WORD_START.match(line)
         if (_DASH_END.search(out) and _NAME_START.match(line)) or \
-                (_UNDERSCORE_END.search(out) and _WORD_CHAR_START.match(line)):
+                (cell and _UNDERSCORE_END.search(out) and _WORD_CHAR_START.match(line)):
             out += line  # "-" + "starts_with" -> "-starts_with", "max_" + "diameter"
         elif end and start:
             left, right = end.group(1).lower(), start.group(1)

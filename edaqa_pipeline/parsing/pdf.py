@@ -214,10 +214,10 @@ def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set
             kind, text = run_text(run, vocab)
             items.append((run.bbox, kind, text, 0, {}))
     for table in page.tables:
-        rows = [[join_lines(cell.split("\n"), vocab) for cell in row] for row in table.rows]
+        rows = [[join_lines(cell.split("\n"), vocab, cell=True) for cell in row] for row in table.rows]
         meta: dict[str, Any] = {}
         if id(table) in carried:  # its rows read under the header of the page before
-            rows = [[join_lines(cell.split("\n"), vocab) for cell in carried[id(table)]], *rows]
+            rows = [[join_lines(cell.split("\n"), vocab, cell=True) for cell in carried[id(table)]], *rows]
             meta["continued"] = page.number  # the 1-based number of the page it goes on from
         meta.update({"header": rows[0], "n_rows": len(rows) - 1})
         if table.caption:

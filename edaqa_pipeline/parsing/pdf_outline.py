@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from edaqa_pipeline.parsing.pdf_headers import Run
-from edaqa_pipeline.parsing.pdf_layout import PdfPage
+from edaqa_pipeline.parsing.pdf_layout import LIGATURES, PdfPage
 
 MIN_ENTRIES = 3
 MIN_MATCHED = 0.8
@@ -25,8 +25,9 @@ _PAGE_SUFFIX = re.compile(r"[\t .]+\d+$")
 def _key(text: str) -> str:
     """Comparable form of a heading: case, spacing and a trailing page number ignored. Spaces
     are dropped, not only collapsed: an outline may join the lines of a wrapped heading
-    without one ("LEF Grammar Railroad" / "Diagrams" -> "LEF Grammar RailroadDiagrams")."""
-    text = _PAGE_SUFFIX.sub("", text.replace("\t", " ").strip())
+    without one ("LEF Grammar Railroad" / "Diagrams" -> "LEF Grammar RailroadDiagrams").
+    Ligatures, soft hyphens and zero-width spaces are cleaned as in the page text."""
+    text = _PAGE_SUFFIX.sub("", text.translate(LIGATURES).replace("\t", " ").strip())
     return re.sub(r"\s+", "", text).lower()
 
 
