@@ -202,6 +202,11 @@ def _continued_tables(page_runs: list[tuple[PdfPage, list[Run]]],
     return carried
 
 
+def _cell_texts(row: list[str], vocab: set[str]) -> list[str]:
+    """A table row's cells, each cell's lines joined as cell text (``join_lines``)."""
+    return [join_lines(cell.split("\n"), vocab, cell=True) for cell in row]
+
+
 def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set[str],
               carried: dict[int, list[str]]) -> list[Element]:
     """The page's headings, paragraphs, tables and figures in reading order (top, then left)."""
@@ -214,10 +219,10 @@ def _elements(page: PdfPage, runs: list[Run], levels: dict[int, int], vocab: set
             kind, text = run_text(run, vocab)
             items.append((run.bbox, kind, text, 0, {}))
     for table in page.tables:
-        rows = [[join_lines(cell.split("\n"), vocab, cell=True) for cell in row] for row in table.rows]
+        rows = [_cell_texts(row, vocab) for row in table.rows]
         meta: dict[str, Any] = {}
         if id(table) in carried:  # its rows read under the header of the page before
-            rows = [[join_lines(cell.split("\n"), vocab, cell=True) for cell in carried[id(table)]], *rows]
+            rows = [_cell_texts(carried[id(table)], vocab), *rows]
             meta["continued"] = page.number  # the 1-based number of the page it goes on from
         meta.update({"header": rows[0], "n_rows": len(rows) - 1})
         if table.caption:

@@ -27,7 +27,7 @@ def _key(text: str) -> str:
     are dropped, not only collapsed: an outline may join the lines of a wrapped heading
     without one ("LEF Grammar Railroad" / "Diagrams" -> "LEF Grammar RailroadDiagrams").
     Ligatures, soft hyphens and zero-width spaces are cleaned as in the page text."""
-    text = _PAGE_SUFFIX.sub("", text.translate(LIGATURES).replace("\t", " ").strip())
+    text = _PAGE_SUFFIX.sub("", text.translate(LIGATURES).strip())
     return re.sub(r"\s+", "", text).lower()
 
 
