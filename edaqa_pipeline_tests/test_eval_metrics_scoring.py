@@ -41,6 +41,21 @@ def test_pack_to_budget_truncates_first_item():
     assert m.pack_to_budget([], 10) == []
 
 
+def test_a_truncated_first_item_claims_only_the_lines_it_still_shows():
+    """Cut to the budget, an item's end line (and a bundle's line numbers) are cut with its
+    text: span metrics must not credit lines the reader never sees."""
+    from dataclasses import replace
+
+    lines = [f"line {n} " + "w" * 12 for n in range(10, 20)]  # 20 chars a line + newline
+    whole = ev("a.md", "\n".join(lines), start=10, end=19)
+    cut = m.pack_to_budget([whole], budget_tokens=10)[0]  # 40 chars: the first two lines
+    assert (cut.start_line, cut.end_line) == (10, 11)
+    assert not m.span_found(cut, ("a.md", 15, 19, None))
+    bundle = replace(whole, end_line=40, line_numbers=(10, 11, 12, 13, 14, 35, 36, 37, 38, 39))
+    cut = m.pack_to_budget([bundle], budget_tokens=10)[0]
+    assert (cut.line_numbers, cut.end_line) == ((10, 11), 11)
+
+
 def test_pack_to_budget_default_is_2048_tokens():
     # 2048 tokens = 8192 chars: 8000 + 192 fits, the next char overflows.
     items = [ev("a", "a" * 8000), ev("b", "b" * 192), ev("c", "c")]
@@ -140,6 +155,12 @@ def test_span_found_boundaries():
     assert not m.span_found(ev("a.md", page=1), span)  # no lines on a PDF item
     assert m.span_found(ev("a.md", start=99, end=99), ("a.md", None, None, None))  # doc-only span
     assert m.span_scores([ev("a.md")], ()) is None
+    # a bundle of separate runs (a table header and one of its rows) covers only its lines
+    from dataclasses import replace
+
+    bundle = replace(ev("a.md", "| h |\n| row |", start=5, end=40), line_numbers=(5, 40))
+    assert not m.span_found(bundle, span)  # 10-20 lies between its two lines
+    assert m.span_found(bundle, ("a.md", 40, 41, None))
     assert m.span_scores([], SPANS) == {"hit": 0.0, "cover": 0.0, "all": 0.0}
 
 

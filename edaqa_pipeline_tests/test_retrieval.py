@@ -62,6 +62,38 @@ def test_packing_gives_no_slot_to_a_fragment() -> None:
     assert pack([Candidate(iter([heading]), 1.0)], k=5, budget_chars=8192, min_chars=80) == [heading]
 
 
+def test_packing_joins_items_that_overlap_or_touch() -> None:
+    """With the source lines, an item overlapping or next to a packed item of its document
+    joins it: each line shown once, one slot, a fragment kept when it extends packed lines."""
+    from edaqa_pipeline.model import EvidenceItem
+    from edaqa_pipeline.retrieval.line_structure import LineStructure
+    from edaqa_pipeline.retrieval.packing import Candidate
+    from edaqa_pipeline.retrieval.packing import pack_candidates as pack
+
+    source = [f"line {n} " + "w" * 40 for n in range(1, 21)]
+    lines = LineStructure.from_chunks([{"document": "a.md", "start_line": 1, "end_line": 20,
+                                        "text": "\n".join(source), "line_kinds": ["text"] * 20}])
+
+    def item(start: int, end: int, doc: str = "a.md") -> EvidenceItem:
+        return EvidenceItem(chunk_id="", doc=doc, text="\n".join(source[start - 1:end]), score=1.0,
+                            path="t", start_line=start, end_line=end)
+
+    first, overlapping, touching, fragment = item(1, 6), item(5, 9), item(10, 12), item(13, 13)
+    other = item(1, 3, "b.md")
+    candidates = [Candidate([c], 1.0) for c in (first, overlapping, other, touching, fragment)]
+    packed = pack(candidates, k=2, budget_chars=8192, min_chars=80, render=lines.render, join_gap=0)
+    assert [(i.doc, i.start_line, i.end_line) for i in packed] == [("a.md", 1, 13), ("b.md", 1, 3)]
+    assert packed[0].text == "\n".join(source[:13])  # every line once, as the source has it
+    # without joining: the overlap is shown twice and the fragment is dropped
+    apart = pack(candidates, k=5, budget_chars=8192, min_chars=80)
+    assert [(i.start_line, i.end_line) for i in apart] == [(1, 6), (5, 9), (1, 3), (10, 12)]
+    # a gap is filled from the source only up to join_gap lines
+    gapped = [Candidate([item(1, 3)], 1.0), Candidate([item(6, 8)], 1.0)]
+    assert len(pack(gapped, k=5, budget_chars=8192, render=lines.render, join_gap=1)) == 2
+    assert [(i.start_line, i.end_line) for i in
+            pack(gapped, k=5, budget_chars=8192, render=lines.render, join_gap=2)] == [(1, 8)]
+
+
 def test_top_k_breaks_ties_by_row() -> None:
     import numpy as np
 

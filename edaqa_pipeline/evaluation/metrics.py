@@ -138,6 +138,8 @@ def span_found(item: EvidenceItem, span: GoldSpan) -> bool:
         return True
     if item.start_line is None or item.end_line is None:
         return False
+    if item.line_numbers:  # a bundle of separate runs: only the lines it shows count
+        return any(start <= line <= end for line in item.line_numbers)
     return item.start_line <= end and item.end_line >= start
 
 

@@ -19,16 +19,20 @@ from edaqa_pipeline.parsing.lines import markdown_line_kinds
 
 
 class LineStructure:
-    """(document, source line) -> the kind the parser gave that line (Markdown documents)."""
+    """(document, source line) -> the kind the parser gave that line (Markdown documents),
+    and its text where a stored chunk holds it line for line (``render``: the exact source
+    text of any set of lines, so two items of one document can be shown as one)."""
 
-    def __init__(self, kinds: dict[str, dict[int, str]]) -> None:
+    def __init__(self, kinds: dict[str, dict[int, str]], texts: dict[str, dict[int, str]] | None = None) -> None:
         self._kinds = kinds
+        self._texts = texts or {}
 
     @classmethod
     def from_chunks(cls, records: Iterable[Mapping[str, Any]]) -> LineStructure:
         """From chunk rows (``document``, ``start_line``, ``line_kinds``); PDF rows (no
         lines) are skipped: their items carry their kinds or are classified by their text."""
         kinds: dict[str, dict[int, str]] = {}
+        texts: dict[str, dict[int, str]] = {}
         for rec in records:
             start = rec.get("start_line")
             if start is None or not rec.get("line_kinds"):
@@ -36,7 +40,12 @@ class LineStructure:
             doc = kinds.setdefault(rec["document"], {})
             for offset, kind in enumerate(rec["line_kinds"]):
                 doc.setdefault(int(start) + offset, kind)
-        return cls(kinds)
+            lines = str(rec.get("text") or "").split("\n")
+            if rec.get("end_line") is not None and len(lines) == int(rec["end_line"]) - int(start) + 1:
+                known = texts.setdefault(rec["document"], {})
+                for offset, line in enumerate(lines):
+                    known.setdefault(int(start) + offset, line)
+        return cls(kinds, texts)
 
     def kinds(self, doc: str, lines: Sequence[int]) -> tuple[str, ...]:
         """The kinds of ``lines`` of ``doc``; () when one of them is not in a stored chunk."""
@@ -45,6 +54,17 @@ class LineStructure:
             return ()
         out = tuple(known.get(line, "") for line in lines)
         return () if "" in out else out
+
+    def render(self, doc: str, lines: Sequence[int]) -> tuple[str, tuple[str, ...]] | None:
+        """The source text of ``lines`` of ``doc`` joined by newlines, with their kinds; None
+        when a line is not held line for line by a stored chunk."""
+        known = self._texts.get(doc)
+        if not known or not lines or any(line not in known for line in lines):
+            return None
+        kinds = self.kinds(doc, lines)
+        if not kinds:
+            return None
+        return "\n".join(known[line] for line in lines), kinds
 
 
 def source_lines(item: EvidenceItem) -> list[int]:

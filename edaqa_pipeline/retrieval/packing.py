@@ -15,6 +15,9 @@ per shape of ranked evidence:
   shown) is packed, at most ``k`` items, so no line is shown twice beyond that. An
   alternative shorter than ``min_chars`` takes no slot (a lone heading or list entry left
   most of the budget unused); when nothing but such fragments matched, they are packed.
+  Given the source lines (``render``), an alternative whose lines overlap or touch a packed
+  item of its document (``join_gap``) joins it instead (:func:`joined`): each line once, one
+  slot for one run of lines, a short piece kept when it extends packed lines.
 * :func:`pack_shrinking` (**members**, the element graph's bundles): each candidate is a list
   of members in priority order, rendered to items; one that does not fit loses its
   lowest-priority members first; the first candidate, if even its first member does not
@@ -28,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from edaqa_pipeline.model import EvidenceItem
+from edaqa_pipeline.retrieval.line_structure import source_lines
 from edaqa_pipeline.text.counting import CHARS_PER_TOKEN, EVIDENCE_BUDGET_TOKENS
 
 M = TypeVar("M")
@@ -35,9 +39,14 @@ MIN_ROOM_CHARS = 80  # below this much room left, no further alternative is cons
 
 
 def truncated(item: EvidenceItem, max_chars: int) -> EvidenceItem:
-    """``item`` cut to its first ``max_chars`` characters (its line kinds cut with it)."""
+    """``item`` cut to its first ``max_chars`` characters; its line kinds, line numbers and
+    end line cut with it, so it claims only the lines it still shows."""
     text = item.text[:max_chars]
-    return replace(item, text=text, line_kinds=item.line_kinds[: text.count("\n") + 1])
+    count = text.count("\n") + 1
+    lines = source_lines(item)[:count]  # [] when the text is not its lines line for line
+    numbers = item.line_numbers[:count] if item.line_numbers else ()
+    end = lines[-1] if lines else item.end_line
+    return replace(item, text=text, line_kinds=item.line_kinds[:count], line_numbers=numbers, end_line=end)
 
 
 def pack_to_budget(
@@ -80,23 +89,100 @@ def item_lines(item: EvidenceItem) -> set[tuple[str, int | str]]:
     return {(item.doc, line) for line in range(item.start_line, item.end_line + 1)}
 
 
+Renderer = Callable[[str, Sequence[int]], "tuple[str, tuple[str, ...]] | None"]
+
+
+def joined(host: EvidenceItem, other: EvidenceItem, render: Renderer, gap: int) -> EvidenceItem | None:
+    """``host`` and ``other`` as one item when they are lines of one Markdown document that
+    overlap or lie at most ``gap`` lines apart: their lines and the lines between them, as
+    the source has them (``render``), in reading order; the host's rank, path and section.
+    None when they are apart, or a line is not known line for line. The joined item claims
+    no line that neither claimed but the ``gap`` lines it shows."""
+    first, last, other_first, other_last = host.start_line, host.end_line, other.start_line, other.end_line
+    if host.doc != other.doc or host.page is not None or other.page is not None:
+        return None
+    if first is None or last is None or other_first is None or other_last is None:
+        return None
+    if other_first > last + gap + 1 or first > other_last + gap + 1:
+        return None  # apart: nothing to render
+    a, b = source_lines(host), source_lines(other)
+    if not a or not b:
+        return None
+    lo_a, hi_a, lo_b, hi_b = min(a), max(a), min(b), max(b)
+    if lo_b > hi_a + gap + 1 or lo_a > hi_b + gap + 1:
+        return None
+    lines = set(a) | set(b)
+    lines |= set(range(hi_a + 1, lo_b)) | set(range(hi_b + 1, lo_a))  # the gap between them
+    ordered = sorted(lines)
+    rendered = render(host.doc, ordered)
+    if rendered is None:
+        return None
+    text, kinds = rendered
+    contiguous = ordered[-1] - ordered[0] + 1 == len(ordered)
+    return replace(host, chunk_id="", text=text, start_line=ordered[0], end_line=ordered[-1],
+                   line_numbers=() if contiguous else tuple(ordered), line_kinds=kinds,
+                   element_ids=tuple(dict.fromkeys((*host.element_ids, *other.element_ids))),
+                   score=max(host.score, other.score))
+
+
+def _join(items: list[EvidenceItem], item: EvidenceItem, render: Renderer, gap: int) -> tuple[int, EvidenceItem, list[int]] | None:
+    """(position, joined item, positions it absorbs) when ``item`` joins packed items: the
+    first packed item it joins takes it, then every other packed item the result reaches."""
+    for host_at, host in enumerate(items):
+        merged = joined(host, item, render, gap)
+        if merged is None:
+            continue
+        absorbed: list[int] = []
+        grown = True
+        while grown:
+            grown = False
+            for n, other in enumerate(items):
+                if n == host_at or n in absorbed:
+                    continue
+                more = joined(merged, other, render, gap)
+                if more is not None:
+                    merged, grown = more, True
+                    absorbed.append(n)
+        return host_at, merged, absorbed
+    return None
+
+
 def pack_candidates(candidates: Sequence[Candidate], k: int, budget_chars: int,
-                    max_overlap: float = 0.5, min_chars: int = 0) -> list[EvidenceItem]:
-    """The first fitting, mostly new alternative of each candidate in order (module docstring)."""
+                    max_overlap: float = 0.5, min_chars: int = 0, render: Renderer | None = None,
+                    join_gap: int = -1) -> list[EvidenceItem]:
+    """The first fitting, mostly new alternative of each candidate in order (module
+    docstring). With ``render`` and ``join_gap`` >= 0, an alternative that overlaps a packed
+    item of its document or lies within ``join_gap`` lines of it joins that item (``joined``):
+    no line is shown twice and it takes no slot."""
     shown: set[tuple[str, int | str]] = set()
     used = 0
     items: list[EvidenceItem] = []
     fragments: list[EvidenceItem] = []
+    joining = render is not None and join_gap >= 0
     for candidate in candidates:
-        if len(items) >= k or budget_chars - used < MIN_ROOM_CHARS:
+        if budget_chars - used < MIN_ROOM_CHARS or (len(items) >= k and not joining):
             break
         for item in candidate.alternatives:
-            if len(item.text) < min_chars:
-                fragments.append(item)  # alternatives are read once: keep it for the fallback
-                continue
             lines = item_lines(item)
             if len(lines & shown) >= max_overlap * len(lines):
                 continue  # mostly in the context already: try the narrower alternative
+            if joining and items and render is not None:
+                found = _join(items, item, render, join_gap)
+                if found is not None:
+                    at, merged, absorbed = found
+                    cost = len(merged.text) - len(items[at].text) - sum(len(items[n].text) for n in absorbed)
+                    if used + cost > budget_chars:
+                        continue
+                    used += cost
+                    shown |= item_lines(merged)
+                    items[at] = merged
+                    items = [it for n, it in enumerate(items) if n not in absorbed]
+                    break
+            if len(items) >= k:
+                break  # every slot taken: only a candidate's first alternative may still join
+            if len(item.text) < min_chars:
+                fragments.append(item)  # alternatives are read once: keep it for the fallback
+                continue
             if used + len(item.text) > budget_chars:
                 continue
             used += len(item.text)
