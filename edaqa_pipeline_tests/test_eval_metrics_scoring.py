@@ -51,6 +51,10 @@ def test_a_truncated_first_item_claims_only_the_lines_it_still_shows():
     cut = m.pack_to_budget([whole], budget_tokens=10)[0]  # 40 chars: the first two lines
     assert (cut.start_line, cut.end_line) == (10, 11)
     assert not m.span_found(cut, ("a.md", 15, 19, None))
+    from edaqa_pipeline.retrieval.packing import truncated
+
+    cut = truncated(whole, 21)  # line 10 and its newline: nothing of line 11 is shown
+    assert (cut.text, cut.end_line) == (lines[0], 10)
     bundle = replace(whole, end_line=40, line_numbers=(10, 11, 12, 13, 14, 35, 36, 37, 38, 39))
     cut = m.pack_to_budget([bundle], budget_tokens=10)[0]
     assert (cut.line_numbers, cut.end_line) == ((10, 11), 11)

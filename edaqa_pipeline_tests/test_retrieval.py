@@ -250,3 +250,29 @@ def test_ask_cli_json_contract(sample_index) -> None:  # type: ignore[no-untyped
 def test_ask_on_empty_storage_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(NotIndexedError, match="edaqa index"):
         IndexSnapshot.load(tmp_path)
+
+
+def test_joining_measures_the_gap_between_shown_lines() -> None:
+    """A bundle of separate runs (lines 1-2 and 19-20) does not join an item in its hole
+    (lines 10-11) with gap 0: the hole was never shown, so joining would hide a long gap in
+    one slot; an item next to a shown run joins it."""
+    from edaqa_pipeline.model import EvidenceItem
+    from edaqa_pipeline.retrieval.line_structure import LineStructure
+    from edaqa_pipeline.retrieval.packing import item_lines, joined
+
+    source = [f"line {n}" for n in range(1, 21)]
+    lines = LineStructure.from_chunks([{"document": "a.md", "start_line": 1, "end_line": 20,
+                                        "text": "\n".join(source), "line_kinds": ["text"] * 20}])
+
+    def item(numbers: tuple[int, ...]) -> EvidenceItem:
+        contiguous = numbers[-1] - numbers[0] + 1 == len(numbers)
+        return EvidenceItem(chunk_id="", doc="a.md", text="\n".join(source[n - 1] for n in numbers),
+                            score=1.0, path="t", start_line=numbers[0], end_line=numbers[-1],
+                            line_numbers=() if contiguous else numbers)
+
+    bundle = item((1, 2, 19, 20))
+    assert ("a.md", 10) not in item_lines(bundle)  # the hole is not shown
+    assert joined(bundle, item((10, 11)), lines.render, 0) is None
+    near = joined(bundle, item((3, 4)), lines.render, 0)
+    assert near is not None and near.line_numbers == (1, 2, 3, 4, 19, 20)
+    assert near.text == "\n".join(source[n - 1] for n in (1, 2, 3, 4, 19, 20))

@@ -15,9 +15,10 @@ per shape of ranked evidence:
   shown) is packed, at most ``k`` items, so no line is shown twice beyond that. An
   alternative shorter than ``min_chars`` takes no slot (a lone heading or list entry left
   most of the budget unused); when nothing but such fragments matched, they are packed.
-  Given the source lines (``render``), an alternative whose lines overlap or touch a packed
-  item of its document (``join_gap``) joins it instead (:func:`joined`): each line once, one
-  slot for one run of lines, a short piece kept when it extends packed lines.
+  Given the source lines (``render``), a mostly new alternative whose lines overlap or lie
+  within ``join_gap`` lines of a packed item of its document joins it instead
+  (:func:`joined`): each line once, one slot for one run of lines, a short piece kept when
+  it extends packed lines.
 * :func:`pack_shrinking` (**members**, the element graph's bundles): each candidate is a list
   of members in priority order, rendered to items; one that does not fit loses its
   lowest-priority members first; the first candidate, if even its first member does not
@@ -26,6 +27,7 @@ per shape of ranked evidence:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -42,6 +44,8 @@ def truncated(item: EvidenceItem, max_chars: int) -> EvidenceItem:
     """``item`` cut to its first ``max_chars`` characters; its line kinds, line numbers and
     end line cut with it, so it claims only the lines it still shows."""
     text = item.text[:max_chars]
+    if text.endswith("\n"):
+        text = text[:-1]  # cut just after a line: nothing of the next line is shown
     count = text.count("\n") + 1
     lines = source_lines(item)[:count]  # [] when the text is not its lines line for line
     numbers = item.line_numbers[:count] if item.line_numbers else ()
@@ -83,21 +87,38 @@ class Candidate:
 
 
 def item_lines(item: EvidenceItem) -> set[tuple[str, int | str]]:
-    """The (document, line) pairs an item shows; PDF items count by page."""
+    """The (document, line) pairs an item shows (a bundle of separate runs: its own lines,
+    not the lines between them); PDF items count by page."""
     if item.start_line is None or item.end_line is None:
         return {(item.doc, f"p{item.page}:{item.evidence_id}")}
+    if item.line_numbers:
+        return {(item.doc, line) for line in item.line_numbers}
     return {(item.doc, line) for line in range(item.start_line, item.end_line + 1)}
 
 
-Renderer = Callable[[str, Sequence[int]], "tuple[str, tuple[str, ...]] | None"]
+Renderer = Callable[[str, Sequence[int]], tuple[str, tuple[str, ...]] | None]
+"""The source text and line kinds of some lines of a document (``LineStructure.render``)."""
+
+
+def _nearest(a: Sequence[int], b: Sequence[int]) -> tuple[int, int]:
+    """The closest pair (x from ``a``, y from ``b``) of two sorted line lists."""
+    best = (a[0], b[0])
+    for x in a:
+        at = bisect_left(b, x)
+        for y in b[max(at - 1, 0):at + 1]:
+            if abs(x - y) < abs(best[0] - best[1]):
+                best = (x, y)
+    return best
 
 
 def joined(host: EvidenceItem, other: EvidenceItem, render: Renderer, gap: int) -> EvidenceItem | None:
     """``host`` and ``other`` as one item when they are lines of one Markdown document that
-    overlap or lie at most ``gap`` lines apart: their lines and the lines between them, as
-    the source has them (``render``), in reading order; the host's rank, path and section.
-    None when they are apart, or a line is not known line for line. The joined item claims
-    no line that neither claimed but the ``gap`` lines it shows."""
+    overlap or lie at most ``gap`` lines apart (measured between the lines they show, so a
+    bundle's hole does not count as shown): their lines and the lines between the two
+    nearest, as the source has them (``render``), in reading order. The joined item keeps the
+    host's rank, path and section (the path that first found it). None when they are apart,
+    or a line is not known line for line. It claims no line that neither claimed but the
+    ``gap`` lines it shows."""
     first, last, other_first, other_last = host.start_line, host.end_line, other.start_line, other.end_line
     if host.doc != other.doc or host.page is not None or other.page is not None:
         return None
@@ -108,11 +129,10 @@ def joined(host: EvidenceItem, other: EvidenceItem, render: Renderer, gap: int) 
     a, b = source_lines(host), source_lines(other)
     if not a or not b:
         return None
-    lo_a, hi_a, lo_b, hi_b = min(a), max(a), min(b), max(b)
-    if lo_b > hi_a + gap + 1 or lo_a > hi_b + gap + 1:
+    x, y = _nearest(sorted(a), sorted(b))
+    if abs(x - y) > gap + 1:
         return None
-    lines = set(a) | set(b)
-    lines |= set(range(hi_a + 1, lo_b)) | set(range(hi_b + 1, lo_a))  # the gap between them
+    lines = set(a) | set(b) | set(range(min(x, y) + 1, max(x, y)))  # the gap between them
     ordered = sorted(lines)
     rendered = render(host.doc, ordered)
     if rendered is None:
@@ -151,9 +171,10 @@ def pack_candidates(candidates: Sequence[Candidate], k: int, budget_chars: int,
                     max_overlap: float = 0.5, min_chars: int = 0, render: Renderer | None = None,
                     join_gap: int = -1) -> list[EvidenceItem]:
     """The first fitting, mostly new alternative of each candidate in order (module
-    docstring). With ``render`` and ``join_gap`` >= 0, an alternative that overlaps a packed
-    item of its document or lies within ``join_gap`` lines of it joins that item (``joined``):
-    no line is shown twice and it takes no slot."""
+    docstring). With ``render`` and ``join_gap`` >= 0, a mostly new alternative that overlaps
+    a packed item of its document or lies within ``join_gap`` lines of it joins that item
+    (``joined``): no line is shown twice and it takes no slot, so once ``k`` items are packed
+    a candidate's first alternative may still join."""
     shown: set[tuple[str, int | str]] = set()
     used = 0
     items: list[EvidenceItem] = []
@@ -162,11 +183,13 @@ def pack_candidates(candidates: Sequence[Candidate], k: int, budget_chars: int,
     for candidate in candidates:
         if budget_chars - used < MIN_ROOM_CHARS or (len(items) >= k and not joining):
             break
-        for item in candidate.alternatives:
+        for n, item in enumerate(candidate.alternatives):
+            if n and len(items) >= k:
+                break  # every slot taken: a narrower alternative is not even cut
             lines = item_lines(item)
             if len(lines & shown) >= max_overlap * len(lines):
                 continue  # mostly in the context already: try the narrower alternative
-            if joining and items and render is not None:
+            if joining and items and render is not None:  # (``joining`` implies ``render``)
                 found = _join(items, item, render, join_gap)
                 if found is not None:
                     at, merged, absorbed = found
@@ -190,7 +213,8 @@ def pack_candidates(candidates: Sequence[Candidate], k: int, budget_chars: int,
             items.append(item)
             break
     if not items and fragments:  # only fragments matched: they are better than no evidence
-        return pack_candidates([Candidate([f], 0.0) for f in fragments], k, budget_chars, max_overlap)
+        return pack_candidates([Candidate([f], 0.0) for f in fragments], k, budget_chars, max_overlap,
+                               render=render, join_gap=join_gap)
     return items
 
 

@@ -37,6 +37,7 @@ measurements); each part can be switched off, and the registry lists those ablat
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -130,16 +131,16 @@ class EdaqaConfig:
     """A bundle the element path scores below this share of its best bundle (a section two
     hops from the seeds, an opening reached by ``contains``) does not lead the chunk ranking:
     it is merged with weight ``w_weak``, so after the chunk candidates. Against 0 (every
-    bundle leads): the asked set (``openroad_asked_dev.jsonl``) span_cover 0.882 -> 0.885
-    (procedure 0.782 -> 0.795), dev26, its check split, the constraint set and EDA-Corpus QA's
-    answers unchanged; 0.5 the same."""
+    bundle leads): the asked set (``openroad_asked_dev.jsonl``) span_cover 0.879 -> 0.882
+    (procedure 0.772 -> 0.785), dev26, its check split, the constraint set and EDA-Corpus QA's
+    answers unchanged; 0.5 the same, 0.3 as 0."""
     w_weak: float = 0.5
     """Merge weight of those weak bundles (below ``w_chunks``)."""
     join_gap: int = -1
     """When >= 0, packed items of one document whose lines overlap or lie at most
     ``join_gap`` lines apart are shown as one item (``retrieval.packing.joined``): no line
     twice, no second slot for the next lines of a passage. Off (-1): at 0 the asked set gains
-    (span_cover 0.885 -> 0.890, parameter lookup 0.886 -> 0.896, procedure 0.795 -> 0.805) but
+    (span_cover 0.882 -> 0.887, parameter lookup 0.886 -> 0.896, procedure 0.785 -> 0.795) but
     the extractive answer loses, because a focused line packed on its own (a table row the
     answerer quotes first) disappears into a longer passage: EDA-Corpus QA ROUGE-L 0.366 ->
     0.301, dev26 first claim on a gold line 0.80 -> 0.78."""
@@ -275,8 +276,9 @@ class EdaqaRetriever:
         t, timings["elements"] = lap(t)
         # bundles far below the element path's best follow the chunk candidates
         top = max((e.score for e in elements), default=0.0)
-        strong = [(e,) for e in elements if e.score >= cfg.weak_ratio * top]
-        weak = [(e,) for e in elements if e.score < cfg.weak_ratio * top]
+        floor = cfg.weak_ratio * top if top > 0 else -math.inf  # a share of a positive best
+        strong = [(e,) for e in elements if e.score >= floor]
+        weak = [(e,) for e in elements if e.score < floor]
         merged = [Candidate(alternatives, score) for score, alternatives in
                   rrf_merge([chunks, strong, weak], [cfg.w_chunks, cfg.w_elements, cfg.w_weak], cfg.rrf_k)]
         items = pack_candidates(merged, k, budget, cfg.max_overlap, cfg.min_item_chars,
