@@ -36,7 +36,7 @@ import numpy as np
 
 from edaqa_pipeline.evaluation.qa import GoldSpan
 from edaqa_pipeline.model import EvidenceItem, normalise_ws
-from edaqa_pipeline.retrieval.packing import context_tokens, pack_to_budget
+from edaqa_pipeline.retrieval.packing import context_tokens, item_lines, pack_to_budget
 from edaqa_pipeline.text.counting import EVIDENCE_BUDGET_TOKENS
 
 KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -139,7 +139,7 @@ def span_found(item: EvidenceItem, span: GoldSpan) -> bool:
     if item.start_line is None or item.end_line is None:
         return False
     if item.line_numbers:  # a bundle of separate runs: only the lines it shows count
-        return any(start <= line <= end for line in item.line_numbers)
+        return any(start <= line <= end for _, line in item_lines(item))
     return item.start_line <= end and item.end_line >= start
 
 

@@ -48,9 +48,9 @@ def truncated(item: EvidenceItem, max_chars: int) -> EvidenceItem:
         text = text[:-1]  # cut just after a line: nothing of the next line is shown
     count = text.count("\n") + 1
     lines = source_lines(item)[:count]  # [] when the text is not its lines line for line
-    numbers = item.line_numbers[:count] if item.line_numbers else ()
     end = lines[-1] if lines else item.end_line
-    return replace(item, text=text, line_kinds=item.line_kinds[:count], line_numbers=numbers, end_line=end)
+    return replace(item, text=text, line_kinds=item.line_kinds[:count], line_numbers=item.line_numbers[:count],
+                   end_line=end)
 
 
 def pack_to_budget(
@@ -189,7 +189,7 @@ def pack_candidates(candidates: Sequence[Candidate], k: int, budget_chars: int,
             lines = item_lines(item)
             if len(lines & shown) >= max_overlap * len(lines):
                 continue  # mostly in the context already: try the narrower alternative
-            if joining and items and render is not None:  # (``joining`` implies ``render``)
+            if joining and items and render is not None:  # ``render`` repeated for the type checker
                 found = _join(items, item, render, join_gap)
                 if found is not None:
                     at, merged, absorbed = found
