@@ -38,7 +38,7 @@ from dagster import (
 from edaqa_pipeline.assets.document_specs import PARTITION_RANGE_END_TAG, PARTITION_RANGE_START_TAG
 from edaqa_pipeline.assets.document_state import FAILED, FAILED_PAGES
 from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS, DOCUMENTS, ISOLATE_FAILURES_TAG
-from edaqa_pipeline.corpus.scan import scan_corpus
+from edaqa_pipeline.corpus.releases import scan_documents
 from edaqa_pipeline.jobs import assemble_corpus_job, build_index_job, index_document_job
 from edaqa_pipeline.resources import PipelineSettings
 
@@ -86,7 +86,7 @@ def build_request(order: Sequence[str], keys: Sequence[str], run_key: str, reaso
 )
 def corpus_sensor(context: SensorEvaluationContext, settings: PipelineSettings) -> SensorResult | SkipReason:
     cfg = settings.settings()
-    scan = scan_corpus(cfg.corpus_root)
+    scan = scan_documents(cfg)
     files = scan.files
     for name, problem in scan.refused:
         context.log.warning(f"refused {name}: {problem}")

@@ -20,7 +20,8 @@ from dagster import AssetExecutionContext, Failure, Output
 from edaqa_pipeline import checks
 from edaqa_pipeline.assets.document_state import FAILED_PAGES
 from edaqa_pipeline.assets.per_document import document_asset
-from edaqa_pipeline.corpus.scan import UnsafePathError, file_sha256, resolve_key
+from edaqa_pipeline.corpus.releases import ReleaseError, document_path
+from edaqa_pipeline.corpus.scan import UnsafePathError, file_sha256
 from edaqa_pipeline.extraction.artifacts import extract_artifacts
 from edaqa_pipeline.extraction.chunks import build_chunks
 from edaqa_pipeline.extraction.occurrences import build_occurrences
@@ -50,8 +51,8 @@ def source_sha256(settings: PipelineSettings, key: str) -> str:
     """SHA-256 of the document's file ('' when it is missing or outside the root): what
     ``parsed_documents`` is a function of."""
     try:
-        path = resolve_key(settings.settings().corpus_root, key)
-    except UnsafePathError:
+        path = document_path(settings.settings(), key)
+    except (UnsafePathError, ReleaseError):
         return ""
     return file_sha256(path) if path.is_file() else ""
 
@@ -69,12 +70,12 @@ def parsed_documents(context: AssetExecutionContext, settings: PipelineSettings)
     cfg = settings.settings()
     key = context.partition_key
     try:
-        path = resolve_key(cfg.corpus_root, key)
+        path = document_path(cfg, key)
         if not path.is_file():
-            raise DocumentError(key, f"file not found under {cfg.corpus_root}")
+            raise DocumentError(key, f"file not found: {path}")
         doc, blocks = parse_file(path, key, cfg.max_document_mb,
                                  PdfLimits(cfg.max_pdf_pages, cfg.pdf_page_seconds))
-    except (DocumentError, UnsafePathError) as exc:
+    except (DocumentError, UnsafePathError, ReleaseError) as exc:
         raise Failure(description=str(exc), metadata={"document": key}, allow_retries=False) from None
     failed_pages = json.loads(doc["failed_pages"])
     for failure in failed_pages:

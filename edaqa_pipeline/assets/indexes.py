@@ -38,6 +38,7 @@ from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS, DOCUMENTS
 from edaqa_pipeline.assets.per_document import document_asset
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION
 from edaqa_pipeline.checks import problems_result
+from edaqa_pipeline.corpus.releases import Releases
 from edaqa_pipeline.resources import PipelineSettings
 from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.embedder import Embedder, vectors_of
@@ -72,7 +73,9 @@ def chunk_embeddings(context: AssetExecutionContext, chunks: dict[str, pl.DataFr
     cfg = settings.settings()
     encoder = base_encoder(cfg.encoder_path)
     keys = sorted(chunks)
-    previous = [io_manager.read_partition("chunk_embeddings", key) for key in keys]
+    # the same document in the other releases: its unchanged texts keep their vectors
+    elsewhere = Releases.load(cfg.storage_root).counterparts(keys)
+    previous = [io_manager.read_partition("chunk_embeddings", key) for key in [*keys, *elsewhere]]
     embedder = Embedder.from_frames(encoder, *previous, kind="chunk", id_column="chunk_id")
     everything = pl.concat([chunks[k] for k in keys], how="vertical_relaxed") if keys else None
     if everything is None or everything.is_empty():
@@ -100,8 +103,10 @@ def chunk_embeddings(context: AssetExecutionContext, chunks: dict[str, pl.DataFr
                  "lancedb_uri": cfg.lancedb_uri},
             [problems_result("chunk_embeddings", "vectors_valid", problems)])
     context.log.info(f"chunk_embeddings: {embedder.encoded} texts encoded in one batch, "
-                     f"{embedder.reused} vectors reused, {len(keys)} documents")
-    return results, {"encoded": embedder.encoded, "reused_vectors": embedder.reused}
+                     f"{embedder.reused} vectors reused ({embedder.shared} from other releases' "
+                     f"identical texts), {len(keys)} documents")
+    return results, {"encoded": embedder.encoded, "reused_vectors": embedder.reused,
+                     "shared_vectors": embedder.shared}
 
 
 @asset(

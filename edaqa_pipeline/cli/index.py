@@ -16,7 +16,6 @@ not from a state file. ``run_job`` runs any job of the definitions on the same i
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -26,7 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edaqa_pipeline.cli.estimate import add_estimate_command
 from edaqa_pipeline.cli.query import env_default
+from edaqa_pipeline.cli.releases import (
+    add_release_arguments,
+    add_releases_command,
+    check_indexed,
+    register_release,
+)
+from edaqa_pipeline.corpus.releases import ReleaseError
 from edaqa_pipeline.model import readable_suffixes
 from edaqa_pipeline.settings import REPO_ROOT, Settings, settings_for
 from edaqa_pipeline.storage.manifest import table_summary as summarise_tables
@@ -218,10 +225,19 @@ def _cmd_index(args: argparse.Namespace) -> int:
         print(f"error: --with takes {', '.join(EXTRA_JOBS)}; got {', '.join(unknown)}", file=sys.stderr)
         return 2
     extra = tuple(job for name, job in EXTRA_JOBS.items() if name in wanted)
-    report = index_corpus(Path(args.corpus), Path(args.storage), force=args.force,
-                          log=(lambda *_: None) if args.quiet else print, extra_jobs=extra,
-                          progress=not args.quiet)
+    try:
+        was_new = register_release(Path(args.corpus), Path(args.storage), args.release, args.release_date)
+        report = index_corpus(Path(args.corpus), Path(args.storage), force=args.force,
+                              log=(lambda *_: None) if args.quiet else print, extra_jobs=extra,
+                              progress=not args.quiet)
+    except ReleaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     status = _print_report(args, report, started)
+    unusable = args.release and check_indexed(Path(args.storage), args.release, report.documents, was_new)
+    if unusable:
+        print(f"FAILED {args.corpus}: {unusable}", file=sys.stderr)
+        return 1
     return _watch(args, extra) if args.watch else status
 
 
@@ -336,32 +352,7 @@ def _report_skipped(manifest: dict[str, Any], corpus: str) -> int:
 
 
 def _cmd_dagster_home(args: argparse.Namespace) -> int:
-    print(dagster_home(Path(args.storage)))
-    return 0
-
-
-def _cmd_estimate(args: argparse.Namespace) -> int:
-    from edaqa_pipeline.corpus.scan import scan_corpus
-    from edaqa_pipeline.extraction.semantic_llm import prompt_pairs
-    from edaqa_pipeline.llm import estimate_tokens
-    from edaqa_pipeline.parsing.documents import parse_file
-    from edaqa_pipeline.parsing.errors import DocumentError
-
-    files = scan_corpus(Path(args.corpus)).files
-    pairs: list[tuple[str, str]] = []
-    skipped = 0
-    for file in files:
-        try:
-            _, blocks = parse_file(file.path, file.key)
-        except DocumentError:
-            skipped += 1
-            continue
-        pairs.extend(prompt_pairs(blocks))
-    estimate = estimate_tokens(pairs)
-    estimate.update({"documents": len(files) - skipped, "documents_unparseable": skipped,
-                     "task": "semantic_spans"})
-    print(json.dumps(estimate, indent=2, sort_keys=True))
-    return 0
+    return print(dagster_home(Path(args.storage))) or 0
 
 
 def _path_arguments(parser: argparse.ArgumentParser, *names: str) -> None:
@@ -387,13 +378,13 @@ def add_index_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
                    "graph), train (function-aware encoder for fa_hybrid_tuned), eval (the "
                    "eval_reports asset over every built method); comma-separated, run in "
                    "that order; minutes each on large corpora")
+    add_release_arguments(p)
     p.set_defaults(func=_cmd_index)
+    add_releases_command(sub)
 
     p = sub.add_parser("dagster-home", help="print (and create) the Dagster home of a storage "
                        "root: DAGSTER_HOME for `dagster dev` on the same instance as edaqa index")
     _path_arguments(p, "storage")
     p.set_defaults(func=_cmd_dagster_home)
 
-    p = sub.add_parser("estimate", help="tokens and calls a full LLM build would need")
-    _path_arguments(p, "corpus")
-    p.set_defaults(func=_cmd_estimate)
+    add_estimate_command(sub, _path_arguments)

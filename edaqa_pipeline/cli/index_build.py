@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from edaqa_pipeline.cli.index import IndexReport, JobResult, instance_for, run_job, table_summary
-from edaqa_pipeline.corpus.scan import scan_corpus
+from edaqa_pipeline.corpus.releases import Releases, scan_documents
 from edaqa_pipeline.settings import settings_for
 from edaqa_pipeline.storage.manifest import unit_counts
 
@@ -119,7 +119,7 @@ def build(corpus: Path, storage: Path, *, force: bool = False, log: Callable[...
     instance = instance_for(cfg.storage_root)
     defs = build_definitions(cfg, executor=in_process_executor)
     io = defs.resources["io_manager"]
-    scan = scan_corpus(cfg.corpus_root)
+    scan = scan_documents(cfg)
     files = scan.files
     report = IndexReport(refused=[{"document": n, "error": p} for n, p in scan.refused],
                          skipped=[{"file": n, "type": t} for n, t in scan.skipped])
@@ -212,6 +212,7 @@ def build(corpus: Path, storage: Path, *, force: bool = False, log: Callable[...
     report.documents = sorted(k for k in current if k not in failed)
     manifest = {
         "corpus": str(cfg.corpus_root),
+        "releases": [r.to_json() for r in Releases.load(cfg.storage_root).items],
         "documents": report.documents,
         "failed": report.failed + report.refused,
         "skipped": report.skipped,

@@ -41,6 +41,12 @@ def storage_argument(parser: argparse.ArgumentParser) -> None:
                         help="storage root of an index (default: $EDAQA_STORAGE)")
 
 
+def release_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--release", default=None, metavar="NAME",
+                        help="on a storage root with several releases: answer from release NAME "
+                        "(default: the release the question names, else the newest)")
+
+
 def answers_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", choices=service.ANSWERERS, default=None,
                         help="answerer: llm (the configured model's grounded answer; default when "
@@ -75,15 +81,18 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         llm = service.answer_client(args.answers)
         svc = service.EdaqaService.open(args.storage)
         svc.check_request(args.question, args.method, args.k)  # before loading any model
-        svc.warm(args.method, answerer=llm)  # model load is not retrieval time
+        release, _ = svc.pick_release(args.question, args.release)
+        svc.warm(args.method, answerer=llm, release=release)  # model load is not retrieval time
         with _spinner(llm):
-            record = svc.answer(args.question, args.method, args.k, llm)
+            record = svc.answer(args.question, args.method, args.k, llm, release=args.release)
     except service.ServiceError as exc:
         return _fail(str(exc))
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return 0
     print(f"Q: {args.question}\n\n{record['answer']}\n")
+    if record.get("release"):
+        print(f"Release: {record['release']} ({record['release_from']})")
     for reason in record.get("retrieval_fallbacks", ()):
         print(f"note: {reason}", file=sys.stderr)
     if "fallback_reason" in record:
@@ -128,7 +137,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         evaluation = service.prepare_evaluation(
             args.storage, args.qa, qa_format=args.qa_format, source_map=args.source_map,
             methods=methods, answers=args.answers, judge=args.judge, k=args.k,
-            element_metrics=not args.no_element_metrics)
+            element_metrics=not args.no_element_metrics, release=args.release)
     except service.ServiceError as exc:
         return _fail(str(exc))
     print(f"answers: {evaluation.answerer}; judge: {evaluation.judge_name}", file=sys.stderr)
@@ -154,6 +163,7 @@ def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
                    help=f"evidence items to retrieve (default 5, at most {service.MAX_K})")
     answers_argument(p)
     p.add_argument("--json", action="store_true", help="print a machine-readable record")
+    release_argument(p)
     p.set_defaults(func=_cmd_ask)
 
     p = sub.add_parser("eval", help="compare retrieval methods and answers on a QA file",
@@ -176,6 +186,7 @@ def add_query_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
                    "else EDAQA_LLM_*); auto = when configured")
     p.add_argument("--out", default="eval_out")
     p.add_argument("--no-progress", action="store_true")
+    release_argument(p)
     p.add_argument("--no-element-metrics", action="store_true",
                    help="skip TechDocRAG's element-graph metrics (rehr@10_L0..L4, ecr, poa, csr)")
     p.set_defaults(func=_cmd_eval)

@@ -49,6 +49,7 @@ class QAItem:
     gold_spans: tuple[GoldSpan, ...] = ()
     ref_passages: tuple[str, ...] = ()
     atomic_facts: tuple[str, ...] = ()
+    release: str | None = None  # the release whose lines answer it (a storage with releases)
 
 
 def _fail(path: Path, line_no: int | None, msg: str) -> QAFormatError:
@@ -152,7 +153,8 @@ def _opt_int(span: dict[str, Any], key: str, path: Path, line_no: int) -> int | 
     return value
 
 
-def _parse_span(span: Any, path: Path, line_no: int) -> GoldSpan:
+def _parse_span(span: Any, path: Path, line_no: int, release: str | None = None) -> GoldSpan:
+    """One gold span; its ``release`` (else the item's) prefixes its document key."""
     if not isinstance(span, dict) or not isinstance(span.get("doc"), str) or not span["doc"]:
         raise _fail(path, line_no, "each evidence entry needs a non-empty string 'doc'")
     start = _opt_int(span, "start_line", path, line_no)
@@ -162,7 +164,10 @@ def _parse_span(span: Any, path: Path, line_no: int) -> GoldSpan:
         raise _fail(path, line_no, "evidence needs both 'start_line' and 'end_line' or neither")
     if start is not None and end is not None and end < start:
         raise _fail(path, line_no, f"evidence end_line {end} < start_line {start}")
-    return (span["doc"], start, end, page)
+    release = span.get("release", release)
+    if release is not None and (not isinstance(release, str) or not release or "/" in release):
+        raise _fail(path, line_no, "evidence 'release' must be a release name")
+    return (f"{release}/{span['doc']}" if release else span["doc"], start, end, page)
 
 
 def _dedupe(values: list[str]) -> tuple[str, ...]:
@@ -173,7 +178,8 @@ def _edaqa_item(obj: dict[str, Any], path: Path, line_no: int) -> QAItem:
     evidence = obj.get("evidence") or []
     if not isinstance(evidence, list):
         raise _fail(path, line_no, "'evidence' must be a list")
-    spans = tuple(_parse_span(s, path, line_no) for s in evidence)
+    release = _release(obj, path, line_no)
+    spans = tuple(_parse_span(s, path, line_no, release) for s in evidence)
     category = obj.get("category")
     return QAItem(
         id=_item_id(obj, path, line_no),
@@ -183,7 +189,15 @@ def _edaqa_item(obj: dict[str, Any], path: Path, line_no: int) -> QAItem:
         gold_docs=_dedupe([s[0] for s in spans]),
         gold_spans=spans,
         atomic_facts=tuple(f.strip() for f in _str_list(obj, "atomic_facts", path, line_no)),
+        release=release,
     )
+
+
+def _release(obj: dict[str, Any], path: Path, line_no: int) -> str | None:
+    release = obj.get("release")
+    if release is not None and (not isinstance(release, str) or not release or "/" in release):
+        raise _fail(path, line_no, "'release' must be a release name")
+    return release
 
 
 def _ordqa_item(

@@ -233,6 +233,10 @@ def run_evaluation(
                 )
                 if system_recall is not None:
                     scores[f"system_recall@{k}"] = _r(system_recall)
+                if item.release and packed:  # what the question is about, whatever answered it
+                    scores["wrong_release@2048t"] = _r(
+                        sum(not e.doc.startswith(f"{item.release}/") for e in packed) / len(packed))
+                release = item.release or (result.trace or {}).get("release")
                 if extra_scores is not None:
                     scores.update({name: _r(v) for name, v in extra_scores(item, evidence, text).items()
                                    if v is not None})
@@ -253,7 +257,9 @@ def run_evaluation(
                         "reference_answer": item.answer,
                         "answer": text,
                         "retrieval_ms": _r(elapsed_ms),
-                        "evidence": [e.to_json() for e in evidence],
+                        "evidence": [{**e.to_json(), **({"release": e.doc.split("/", 1)[0]}
+                                                        if release and "/" in e.doc else {})}
+                                     for e in evidence],
                         "scores": scores,
                         **row_extra,
                     }

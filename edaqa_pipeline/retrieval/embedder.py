@@ -9,6 +9,11 @@ call, so a build of many documents keeps every core busy once, not once per docu
 Bytes do not depend on the call: every text is encoded alone (``Encoder.encode(...,
 stable=True)``), so a vector is the same whether its text was encoded with its own document
 or with the whole corpus, and an incremental build equals a full one byte for byte.
+
+For the same reason a vector is a function of (kind, text, encoder) alone: an item whose key
+is new but whose text some known item has (the same paragraph in the next release of a
+manual, a unit whose summary did not change) takes that vector instead of encoding it again
+(``shared``), and the bytes are those a fresh encoding would give.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ class Embedder:
     known: dict[tuple[str, str, str, str], np.ndarray] = field(default_factory=dict)
     encoded: int = 0
     reused: int = 0
+    shared: int = 0  # new keys whose text a known item has: reused by text, not encoded
+    by_text: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def from_frames(cls, encoder: Encoder, *frames: pl.DataFrame | None, kind: str = "",
@@ -69,7 +76,8 @@ class Embedder:
             kinds = frame["kind"].to_list() if "kind" in frame.columns else [kind] * frame.height
             for i, (item, thash, enc) in enumerate(frame.select(id_column, "text_hash", "encoder_id").iter_rows()):
                 known[(kinds[i], item, thash, enc)] = vectors[i]
-        return cls(encoder=encoder, known=known)
+        return cls(encoder=encoder, known=known,
+                   by_text={(k, thash, enc): v for (k, _, thash, enc), v in known.items()})
 
     def key(self, kind: str, item_id: str, text: str) -> tuple[str, str, str, str]:
         return (kind, item_id, text_hash(text), self.encoder.encoder_id)
@@ -78,10 +86,16 @@ class Embedder:
         """One vector per item, row-aligned with ``ids``; missing ones encoded in one batch."""
         keys = [self.key(kind, i, t) for i, t in zip(ids, texts, strict=True)]
         missing = list(dict.fromkeys(k for k in keys if k not in self.known))
+        for k in missing:
+            if (k[0], k[2], k[3]) in self.by_text:
+                self.known[k] = self.by_text[(k[0], k[2], k[3])]
+                self.shared += 1
+        missing = [k for k in missing if k not in self.known]
         if missing:
             text_of = {self.key(kind, i, t): t for i, t in zip(ids, texts, strict=True)}
             fresh = self.encoder.encode([text_of[k] for k in missing], stable=True)
             self.known.update(zip(missing, fresh, strict=True))
+            self.by_text.update({(k[0], k[2], k[3]): v for k, v in zip(missing, fresh, strict=True)})
         self.encoded += len(missing)
         self.reused += len(keys) - len(missing)
         if not keys:

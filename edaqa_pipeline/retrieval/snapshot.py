@@ -174,6 +174,26 @@ class IndexSnapshot:
                    units=units, unit_vectors=unit_vectors, unit_chunk_rows=unit_chunk_rows,
                    lancedb_uri=uri, base=encoder, adapter=adapter, _chunk_row=row_of)
 
+    def restricted(self, documents: list[str]) -> IndexSnapshot:
+        """This snapshot with only ``documents`` (one release of a storage root that holds
+        several): their chunks and vectors, the units with a chunk among them (limited to
+        those chunks), and indexes of its own (BM25 statistics, element index), so a method
+        built on it ranks, fuses and packs within those documents alone."""
+        keep = set(documents) & set(self.documents)
+        in_docs = self.chunks["document"].is_in(sorted(keep))
+        rows = np.flatnonzero(in_docs.to_numpy())
+        new_row = {int(r): i for i, r in enumerate(rows)}
+        unit_rows = [[new_row[r] for r in members if r in new_row] for members in self.unit_chunk_rows]
+        units_kept = [u for u, members in enumerate(unit_rows) if members]
+        chunks = self.chunks.filter(in_docs)
+        units = self.units.with_row_index("_row").filter(pl.col("_row").is_in(units_kept)).drop("_row")
+        return IndexSnapshot(
+            storage=self.storage, documents=sorted(keep), chunks=chunks,
+            chunk_vectors=self.chunk_vectors[rows], units=units, unit_vectors=self.unit_vectors[units_kept],
+            unit_chunk_rows=[unit_rows[u] for u in units_kept], lancedb_uri=self.lancedb_uri,
+            base=self.base, adapter=self.adapter,
+            _chunk_row={c: i for i, c in enumerate(chunks["chunk_id"].to_list())})
+
     def derived(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """``build()``, once per snapshot and ``key``: an index a method derives from this
         snapshot alone (the element index), built once however many retrievers of one

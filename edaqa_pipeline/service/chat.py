@@ -45,6 +45,7 @@ class ChatRequest:
     temperature: float
     max_tokens: int | None
     stream: bool
+    release: str | None = None
 
 
 def _text(content: Any) -> str | None:
@@ -99,7 +100,10 @@ def chat_request(body: dict[str, Any]) -> ChatRequest:
     stream = body.get("stream", False)
     if not isinstance(stream, bool | None):
         raise ServiceError("'stream' must be true or false", param="stream")
-    return ChatRequest(question, earlier, ignored, float(temperature), max_tokens, bool(stream))
+    release = body.get("release")  # an EDAQA field: the release the question is about
+    if release is not None and not isinstance(release, str):
+        raise ServiceError("'release' must be a release name (see GET /releases)", param="release")
+    return ChatRequest(question, earlier, ignored, float(temperature), max_tokens, bool(stream), release)
 
 
 def claim_of(record_claim: dict[str, Any]) -> AnswerClaim:

@@ -11,6 +11,13 @@ produces is in its ``Retrieval``), so built retrievers are used by any number of
 once. Only building takes a lock, so that two first requests for a method build it once.
 Whether a surface serialises answering (a local model serves one request at a time) is the
 surface's decision, not forced here.
+
+Releases (``corpus.releases``): on a storage root that holds several releases of the same
+manuals every question is about one release: the one the caller names, else the one the
+question names ("in the 2024 docs"), else the newest by date. Each release gets its own view
+of the snapshot (``IndexSnapshot.restricted``) and its own retrievers, so ranking, fusion and
+packing never see another release's lines; what a method reads beside the snapshot (a graph
+over every document) is filtered out of its items as well.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from edaqa_pipeline.corpus.releases import ReleaseError, Releases
 from edaqa_pipeline.service.clients import answer_format
 from edaqa_pipeline.service.errors import CONFLICT, NOT_FOUND, ServiceError
 from edaqa_pipeline.service.requests import check_k, check_method, check_question
@@ -64,7 +72,12 @@ class EdaqaService:
 
         self.snapshot = snapshot
         self.methods: list[str] = available_methods(snapshot.storage)
-        self._retrievers: dict[tuple[str, int], tuple[Retriever, Any]] = {}
+        try:
+            self.releases = Releases.load(snapshot.storage)
+        except ReleaseError as exc:
+            raise ServiceError(str(exc), status=CONFLICT) from None
+        self._views: dict[str, IndexSnapshot] = {}
+        self._retrievers: dict[tuple[str, str | None, int], tuple[Retriever, Any]] = {}
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
         self._build_lock = threading.Lock()
 
@@ -79,8 +92,65 @@ class EdaqaService:
 
     @property
     def documents(self) -> list[str]:
-        """The indexed documents (keys relative to the corpus root)."""
+        """The indexed documents: paths relative to the corpus folder, ``RELEASE/PATH`` where
+        the storage root holds releases."""
         return list(self.snapshot.documents)
+
+    # --- releases ---------------------------------------------------------------------------
+
+    def check_release(self, release: Any) -> str | None:
+        """``release`` if this storage root holds it (None stays None), else 404."""
+        if release is None or release == "":
+            return None
+        if not isinstance(release, str):
+            raise ServiceError("'release' must be a release name", param="release")
+        if release not in self.releases.names:
+            known = ", ".join(self.releases.names) or "none: it holds one corpus indexed without --release"
+            raise ServiceError(f"{release!r} is not a release of {self.storage} (releases: {known})",
+                               status=NOT_FOUND, param="release")
+        return release
+
+    def pick_release(self, question: str, release: Any = None,
+                     earlier: Sequence[str] = ()) -> tuple[str | None, str]:
+        """The release a question is about, and why: ``asked`` (the caller named it),
+        ``named in the question``, ``named earlier`` (the latest of ``earlier``, a
+        conversation's user turns, that names one: "and its default?" after "in the 2024
+        docs, ...") or ``newest``; (None, "") without releases."""
+        release = self.check_release(release)
+        if release is not None:
+            return release, "asked"
+        if not self.releases:
+            return None, ""
+        routed = self.releases.route(question)
+        if routed:
+            return routed, "named in the question"
+        for turn in reversed(earlier):
+            if routed := self.releases.route(turn):
+                return routed, "named earlier"
+        return self.releases.newest, "newest"
+
+    def release_snapshot(self, release: str | None) -> IndexSnapshot:
+        """The snapshot of one release (the whole snapshot for None)."""
+        if release is None:
+            return self.snapshot
+        with self._build_lock:
+            if release not in self._views:
+                self._views[release] = self.snapshot.restricted(
+                    self.releases.documents_of(release, self.snapshot.documents))
+            return self._views[release]
+
+    def within(self, result: Retrieval, release: str | None) -> Retrieval:
+        """``result`` without items of other releases (a method reading a graph over every
+        document could reach them)."""
+        if release is None:
+            return result
+        from dataclasses import replace
+
+        def keep(items: Sequence[Any]) -> tuple[Any, ...]:
+            return tuple(i for i in items if self.releases.release_of(i.doc) == release)
+
+        return replace(result, items=keep(result.items), steps=tuple(keep(s) for s in result.steps),
+                       trace={**result.trace, "release": release})
 
     # --- retrievers -------------------------------------------------------------------------
 
@@ -88,44 +158,56 @@ class EdaqaService:
         """``method`` if it is built here, else ``ServiceError`` (404)."""
         return check_method(method, self.methods, self.storage)
 
-    def retriever(self, method: Any, answerer: Any = None) -> Retriever:
+    def retriever(self, method: Any, answerer: Any = None, release: str | None = None) -> Retriever:
         """The retriever of ``method`` for ``answerer`` (the LLM client a method may use, None
         = offline rules), built and warmed on first use, then reused. 404 for a method that
         is not built, 409 when building it fails (e.g. no trained encoder)."""
         method = self.check_method(method)
-        key = (method, id(answerer))
+        key = (method, release, id(answerer))
         built = self._retrievers.get(key)
         if built is None:
+            snapshot = self.release_snapshot(release)
             with self._build_lock:
                 built = self._retrievers.get(key)
                 if built is None:
                     # the answerer is kept with the retriever so its id is never reused
-                    built = (self._build(method, answerer), answerer)
+                    built = (self._build(method, answerer, snapshot), answerer)
                     self._retrievers[key] = built
         return built[0]
 
-    def retrievers(self, methods: Sequence[str], answerer: Any = None) -> dict[str, Retriever]:
+    def retrievers(self, methods: Sequence[str], answerer: Any = None,
+                   release: str | None = None) -> dict[str, Retriever]:
         """The retrievers of ``methods`` (built and warmed), in order."""
-        return {m: self.retriever(m, answerer) for m in methods}
+        return {m: self.retriever(m, answerer, release) for m in methods}
 
-    def _build(self, method: str, answerer: Any) -> Retriever:
+    def routed(self, methods: Sequence[str], answerer: Any = None,
+               release: Any = None) -> dict[str, ReleaseRouted]:
+        """Per method, a retriever that asks each question within its release (``release``
+        for every question when given, else ``pick_release``'s); on a storage root with
+        releases every release's retriever is built now, so no question pays for a build."""
+        release = self.check_release(release)
+        for name in [release] if release else self.releases.names or [None]:
+            self.retrievers(methods, answerer, name)
+        return {m: ReleaseRouted(self, m, answerer, release) for m in methods}
+
+    def _build(self, method: str, answerer: Any, snapshot: IndexSnapshot) -> Retriever:
         from edaqa_pipeline.registry import MethodNotBuiltError, UnknownMethodError, make_retriever
         from edaqa_pipeline.retrieval.snapshot import NoTrainedEncoderError
 
         try:
-            retriever = make_retriever(method, self.snapshot, llm=answerer)
+            retriever = make_retriever(method, snapshot, llm=answerer)
         except (UnknownMethodError, MethodNotBuiltError, NoTrainedEncoderError) as exc:
             raise ServiceError(str(exc), status=CONFLICT, param="model") from None
         if hasattr(retriever, "warm"):  # load models and indexes now, not in a query's time
             retriever.warm()
         return retriever
 
-    def warm(self, *methods: str, answerer: Any = None) -> None:
+    def warm(self, *methods: str, answerer: Any = None, release: str | None = None) -> None:
         """Load what a first query would (the base encoder and its ONNX export, and the
-        retrievers of ``methods``), so reported retrieval times are the queries' own."""
+        retrievers of ``methods`` for ``release``), so reported retrieval times are the queries' own."""
         self.snapshot.base.encode(["warm up"])
         for method in methods:
-            self.retriever(method, answerer)
+            self.retriever(method, answerer, release)
 
     # --- asking -----------------------------------------------------------------------------
 
@@ -133,14 +215,17 @@ class EdaqaService:
         """The validated ``(question, method, k)`` of a request, or ``ServiceError``."""
         return check_question(question), self.check_method(method), check_k(k)
 
-    def retrieve(self, question: Any, method: Any, k: Any, answerer: Any = None) -> Retrieval:
-        """The ``Retrieval`` of ``method`` for ``question`` (``k`` items)."""
+    def retrieve(self, question: Any, method: Any, k: Any, answerer: Any = None,
+                 release: Any = None) -> Retrieval:
+        """The ``Retrieval`` of ``method`` for ``question`` (``k`` items) within the release
+        the question is about (``pick_release``)."""
         question, method, k = self.check_request(question, method, k)
-        return self.retriever(method, answerer).retrieve(question, k)
+        release, _ = self.pick_release(question, release)
+        return self.within(self.retriever(method, answerer, release).retrieve(question, k), release)
 
     def answer(self, question: Any, method: Any, k: Any, answerer: Any = None, *,
                earlier: Sequence[Turn] = (), temperature: float = 0.0, max_tokens: int | None = None,
-               on_claim: ClaimListener | None = None) -> dict[str, Any]:
+               on_claim: ClaimListener | None = None, release: Any = None) -> dict[str, Any]:
         """Retrieve, answer with ``answerer`` (an LLM client, None = extractive) and return
         the record ``edaqa ask --json`` prints (also ``POST /ask``).
 
@@ -153,10 +238,15 @@ class EdaqaService:
         from edaqa_pipeline.llm.scope import request_scope
 
         question, method, k = self.check_request(question, method, k)
-        retriever = self.retriever(method, answerer)
+        self.check_release(release)
         started = time.perf_counter()
         rewrite = standalone_question(question, earlier, answerer)
-        result = retriever.retrieve(rewrite.question, k)
+        release, release_from = self.pick_release(
+            rewrite.question, release, [*(t.text for t in earlier if t.role == "user"), question])
+        building = time.perf_counter()
+        retriever = self.retriever(method, answerer, release)  # built once per release: not a query's time
+        started += time.perf_counter() - building
+        result = self.within(retriever.retrieve(rewrite.question, k), release)
         retrieval_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         with request_scope(max_tokens=max_tokens, answer_tasks=ANSWER_TASKS):
@@ -167,11 +257,13 @@ class EdaqaService:
         ids = {n.item.evidence_id: n.id for n in answer.evidence}
         fallbacks = list(result.trace.get("model_fallbacks", ()))  # model steps of the retrieval
         return {
-            "question": rewrite.question, **rewrite.to_json(), "method": method, **answer.to_json(),
+            "question": rewrite.question, **rewrite.to_json(), "method": method,
+            **({"release": release, "release_from": release_from} if release else {}), **answer.to_json(),
             **({"retrieval_fallbacks": fallbacks} if fallbacks else {}),
             "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
             "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}),
-                          **e.to_json()} for e in result.items],
+                          **({"release": release} if release else {}), **e.to_json()}
+                         for e in result.items],
         }
 
     # --- source lines -----------------------------------------------------------------------
@@ -207,3 +299,16 @@ class EdaqaService:
         if lines is None:
             lines = self._lines.setdefault(document, document_lines(self.storage, document))
         return lines
+
+
+class ReleaseRouted:
+    """A method's retrieval through the service: each question within the release it is
+    about (what an evaluation runs, so its figures are those of ``ask``)."""
+
+    def __init__(self, service: EdaqaService, method: str, answerer: Any, release: str | None) -> None:
+        self.service, self.method, self.answerer, self.release = service, method, answerer, release
+
+    def retrieve(self, question: str, k: int) -> Retrieval:
+        release, _ = self.service.pick_release(question, self.release)
+        retriever = self.service.retriever(self.method, self.answerer, release)
+        return self.service.within(retriever.retrieve(question, k), release)

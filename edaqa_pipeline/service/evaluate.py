@@ -98,7 +98,7 @@ class Evaluation:
 def prepare_evaluation(storage: str | Path, qa: str | Path, *, qa_format: str = "auto",
                        source_map: str | None = None, methods: list[str] | None = None,
                        answers: str | None = None, judge: str = "auto", k: int = 10,
-                       element_metrics: bool = True) -> Evaluation:
+                       element_metrics: bool = True, release: str | None = None) -> Evaluation:
     """Load the QA file, choose answerer and judge, open the index and build (and warm) the
     retrievers of ``methods`` (default: every method built in ``storage``); every user-facing
     problem is one ``ServiceError``."""
@@ -111,6 +111,6 @@ def prepare_evaluation(storage: str | Path, qa: str | Path, *, qa_format: str = 
     llm = answer_client(answers)
     chosen_judge = make_judge(judge)
     service = EdaqaService.open(storage)
-    retrievers = service.retrievers(methods or service.methods, llm)
+    retrievers = service.routed(methods or service.methods, llm, release)
     service.warm(answerer=llm)
     return Evaluation(service, items, retrievers, llm, chosen_judge, k, element_metrics)

@@ -5,7 +5,7 @@ than in the CLI because it is a surface of its own: the CLI only parses ``edaqa 
 arguments and starts it, and the other server surfaces (an MCP server, an answer page) sit
 beside it and call the same ``EdaqaService``. Routes:
 
-* ``POST /ask`` ``{"question", "method"?, "k"?}`` -> the ``edaqa ask --json`` record;
+* ``POST /ask`` ``{"question", "method"?, "k"?, "release"?}`` -> the ``edaqa ask --json`` record;
 * ``GET /v1/models`` -> the built methods as models;
 * ``POST /v1/chat/completions`` ``{"model": METHOD, "messages": [...], "stream"?,
   "temperature"?, "max_tokens"?}`` -> the answer to the last user message (a follow-up made
@@ -13,6 +13,8 @@ beside it and call the same ``EdaqaService``. Routes:
   OpenAI client or chat front end can ask (``chat.py``); streamed as server-sent events
   claim by claim, each claim sent once it has passed verification, with the structured
   citations (``citations``) and the record (``edaqa``) on the final chunk;
+* ``GET /releases`` -> the releases of the manuals the index holds and the newest (the
+  default); a ``release`` field in ``/ask`` and chat bodies pins a question to one;
 * ``GET /health``.
 
 Bad requests get the ``ServiceError``'s status with a message (OpenAI's ``{"error":
@@ -35,6 +37,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from edaqa_pipeline.service.answer_page import page_routes
@@ -105,15 +108,16 @@ class AnswerServer:
 
     def ask(self, question: Any, method: Any = None, k: Any = None, *, earlier: tuple[Turn, ...] = (),
             temperature: float = 0.0, max_tokens: int | None = None,
-            on_claim: ClaimListener | None = None) -> dict[str, Any]:
+            on_claim: ClaimListener | None = None, release: Any = None) -> dict[str, Any]:
         """The ``ask --json`` record of one request (any number run at once), answered within
         the server's deadline (504 past it; see ``service.answer`` for the rest)."""
         from edaqa_pipeline.llm.scope import request_scope
 
         checked = self.request(question, method, k)
+        self.service.check_release(release)
         with request_scope(deadline_s=self.deadline_s) as scope:
             record = self.service.answer(*checked, self.llm, earlier=earlier, temperature=temperature,
-                                         max_tokens=max_tokens, on_claim=on_claim)
+                                         max_tokens=max_tokens, on_claim=on_claim, release=release)
             if scope.expired:
                 raise self.past_deadline()
         return record
@@ -126,12 +130,12 @@ class AnswerServer:
         """The record of a chat request (``chat.py``), system messages it ignored listed."""
         record = self.ask(request.question, method, earlier=request.earlier,
                           temperature=request.temperature, max_tokens=request.max_tokens,
-                          on_claim=on_claim)
+                          on_claim=on_claim, release=request.release)
         return {**record, **({"ignored": list(request.ignored)} if request.ignored else {})}
 
-    def search(self, question: Any, method: Any = None, k: Any = None) -> Retrieval:
+    def search(self, question: Any, method: Any = None, k: Any = None, release: Any = None) -> Retrieval:
         """The ranked evidence of one request, without an answer."""
-        return self.service.retrieve(*self.request(question, method, k), self.llm)
+        return self.service.retrieve(*self.request(question, method, k), self.llm, release=release)
 
 
 SETTINGS_VARIABLE = "EDAQA_SERVE_SETTINGS"  # how ``edaqa serve --workers N`` configures its workers
@@ -260,8 +264,8 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
     async def ask(request: Request) -> JSONResponse:
         try:
             body = await read_json(request)
-            record = await within_deadline(server.ask, body.get("question"), body.get("method"),
-                                           body.get("k"))
+            record = await within_deadline(partial(server.ask, release=body.get("release")),
+                                           body.get("question"), body.get("method"), body.get("k"))
         except ServiceError as exc:
             return error(exc, openai_shape=False)
         return JSONResponse(record)
@@ -279,6 +283,7 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
                 raise ServiceError("'model' is required (a method name; see GET /v1/models)",
                                    param="model")
             server.request(asked.question, body["model"])  # a bad method is a status, not an event
+            server.service.check_release(asked.release)
         except ServiceError as exc:
             return error(exc, openai_shape=True)
         base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "created": int(time.time()),
@@ -303,6 +308,14 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
                                           "message": {"role": "assistant", "content": content}}],
                              "citations": structured_citations(record, shown), "edaqa": record})
 
+    async def releases(request: Request) -> JSONResponse:
+        del request
+        known = server.service.releases
+        return JSONResponse({"newest": known.newest, "releases": [
+            {"name": r.name, "date": r.date,
+             "documents": len(known.documents_of(r.name, server.service.documents))}
+            for r in known.items]})
+
     async def health(request: Request) -> JSONResponse:
         del request
         return JSONResponse({"status": "ok", "methods": server.methods,
@@ -313,6 +326,7 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
+        Route("/releases", releases, methods=["GET"]),
         *page_routes(server, auth_required=bool(token)),
     ])
     return GuardMiddleware(app, host=host, port=port, token=token)

@@ -12,7 +12,10 @@ person gets:
 * ``ask``: the cited answer: verified claims, their narrowed citations, the answerer, and the
   numbered evidence;
 * ``read_lines``: the indexed lines behind a citation (at most ``sources.MAX_LINES``);
-* ``list_documents``, ``list_methods``.
+* ``list_documents``, ``list_methods``, ``list_releases``.
+
+``search`` and ``ask`` take a ``release`` on a storage root that holds several releases of the
+manuals (``corpus.releases``); without one, the release the question names, else the newest.
 
 A bad argument (unknown method or document, empty question, bad k or range) is the tool's
 error result with the ``ServiceError`` message, never a crash; the server keeps serving.
@@ -24,6 +27,7 @@ limit are refused.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
@@ -57,6 +61,9 @@ Method = Annotated[str | None, Field(description="retrieval method (list_methods
                                                  "server's default, normally edaqa")]
 K = Annotated[int | None, Field(description=f"evidence items to retrieve (1-{MAX_K}); omit for "
                                             "the server's default")]
+ReleaseName = Annotated[str | None, Field(description="the release of the documentation the "
+                                          "question is about (list_releases); omit for the "
+                                          "release the question names, else the newest")]
 
 
 def _checked(call: Any, *args: Any) -> Any:
@@ -77,19 +84,21 @@ def create_mcp_server(server: AnswerServer) -> MCPServer:
     service = server.service
 
     @app.tool()
-    def search(question: Question, method: Method = None, k: K = None) -> dict[str, Any]:
+    def search(question: Question, method: Method = None, k: K = None,
+               release: ReleaseName = None) -> dict[str, Any]:
         """Retrieve the evidence a method ranks highest for a question: each item's citation
         (document and lines, or PDF page), text and score, best first. No answer is written."""
-        result = _checked(server.search, question, method, k)
+        result = _checked(server.search, question, method, k, release)
         return {"question": question, "method": result.method,
                 "evidence": [item.to_json() for item in result.items]}
 
     @app.tool()
-    def ask(question: Question, method: Method = None, k: K = None) -> dict[str, Any]:
+    def ask(question: Question, method: Method = None, k: K = None,
+            release: ReleaseName = None) -> dict[str, Any]:
         """Answer a question from the documents. Returns the answer text with inline citations,
         its claims (each verified against the cited lines, with narrowed citations), which
         answerer wrote it, whether the documents do not answer it, and the evidence items."""
-        return _checked(server.ask, question, method, k)
+        return _checked(partial(server.ask, release=release), question, method, k)
 
     @app.tool()
     def read_lines(
@@ -106,6 +115,13 @@ def create_mcp_server(server: AnswerServer) -> MCPServer:
     def list_documents() -> dict[str, Any]:
         """The documents the index holds (names as citations give them)."""
         return {"storage": str(service.storage), "documents": service.documents}
+
+    @app.tool()
+    def list_releases() -> dict[str, Any]:
+        """The releases of the documentation the index holds (name, date), oldest first, and
+        the newest (what a question that names none is about); empty for a single corpus."""
+        known = service.releases
+        return {"newest": known.newest, "releases": [{"name": r.name, "date": r.date} for r in known.items]}
 
     @app.tool()
     def list_methods() -> dict[str, Any]:

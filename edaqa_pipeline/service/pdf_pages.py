@@ -129,6 +129,7 @@ def render_page(storage: Path, document: str, page: Any, chunk: str | None = Non
                 claim: str = "") -> PageImage:
     """``page`` of indexed PDF ``document`` as a PNG with the cited blocks marked (module
     docstring); ``document`` must already be checked to be indexed."""
+    from edaqa_pipeline.corpus.releases import ReleaseError, Releases
     from edaqa_pipeline.corpus.scan import UnsafePathError, resolve_key
 
     page = check_page(page)
@@ -137,10 +138,11 @@ def render_page(storage: Path, document: str, page: Any, chunk: str | None = Non
                            param="claim")
     blocks = page_blocks(storage, document, page)
     mark = marked_blocks(blocks, chunk_blocks(storage, document, chunk) if chunk else None, claim)
-    root = corpus_root(storage)
     try:
-        path = resolve_key(root, document)
-    except UnsafePathError as exc:
+        releases = Releases.load(storage)
+        root = releases.get(releases.release_of(document) or "").root if releases else corpus_root(storage)
+        path = releases.path_of(document) if releases else resolve_key(root, document)
+    except (UnsafePathError, ReleaseError) as exc:
         raise ServiceError(str(exc), status=NOT_FOUND, param="document") from None
     if not path.is_file():
         raise ServiceError(f"{document} is no longer in the corpus folder {root}: its pages "

@@ -1,0 +1,220 @@
+"""Releases: several versions of the same documentation in one storage root.
+
+A storage root holds either one unnamed corpus (document keys are paths relative to its
+folder) or named releases, each a corpus folder with a name and a date, registered in
+``STORAGE/releases.json`` by ``edaqa index --release NAME --release-date YYYY-MM-DD``. A
+document of a release is keyed ``NAME/PATH`` (``openroad-2024/cts.md``): its identity is
+(release, path), its partition, stored rows and citations carry the release in that key, and
+the release of any row is ``Releases.release_of(row["document"])``. One key string rather than
+a second column keeps every table, partition and id as it is for a corpus of one release.
+
+Releases are ordered by date (then name), whatever the order they were indexed in; the newest
+is what a question that names no release is about. ``route`` reads the release a question
+names ("in the 2024 docs", "as of March 2024", a release's name).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from edaqa_pipeline.corpus.scan import CorpusFile, CorpusScan, resolve_key, scan_corpus
+from edaqa_pipeline.settings import Settings
+from edaqa_pipeline.storage.atomic import write_json
+
+RELEASES_FILE = "releases.json"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december")
+# a year, with a month before it or after it, not part of a value, number or path (2024.1,
+# 2024um, 2024-13)
+YEAR_MENTION = re.compile(
+    r"(?<![\w./=-])(?:(?P<month>" + "|".join(m[:3] + f"(?:{m[3:]})?" for m in MONTHS)
+    + r")\.?\s+)?(?P<year>(?:19|20)\d\d)(?:-(?P<num_month>0[1-9]|1[0-2]))?"
+    + r"(?![\w.-]|\s*(?:um|nm|ps|ns)\b|\s*%)",
+    re.IGNORECASE)
+# a year is a release's date only in words that say so: "in 2024", "as of 2025", "the 2024
+# docs", "the manual of March 2024"; "seed 2024" or "a grid of 2024 x 2024" are numbers
+DATE_BEFORE = re.compile(r"(?:\b(?:in|since|before|after|until|from|the)|\bas\s+of)\s+$", re.IGNORECASE)
+DATE_AFTER = re.compile(r"\s+(?:docs?|documentation|manuals?|releases?|versions?|editions?|guides?)\b",
+                        re.IGNORECASE)
+YEARS_AHEAD = 5  # a later "year" is a number (a size, a count), not a release
+# a name a question can give by itself: not a plain word, which may be the tool ("openroad")
+DISTINCT_NAME = re.compile(r"[\d._-]")
+
+
+class ReleaseError(ValueError):
+    """A bad release name, date or registry, or a request for a release that is not there."""
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ReleaseError(f"release name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
+                           "starting with a letter or digit")
+    return name
+
+
+def check_date(date: str) -> str:
+    """``date`` as ``YYYY-MM-DD`` (the release's date orders releases), or ``ReleaseError``."""
+    try:
+        return dt.date.fromisoformat(date).isoformat() if len(str(date)) == 10 else _bad_date(date)
+    except (TypeError, ValueError):
+        return _bad_date(date)
+
+
+def _bad_date(date: object) -> str:
+    raise ReleaseError(f"release date {date!r}: give it as YYYY-MM-DD (e.g. 2024-03-01)")
+
+
+@dataclass(frozen=True)
+class Release:
+    name: str
+    date: str  # YYYY-MM-DD
+    root: Path  # the corpus folder the release is indexed from
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "date": self.date, "root": str(self.root)}
+
+
+@dataclass(frozen=True)
+class Releases:
+    """The releases of a storage root, oldest first (empty: one unnamed corpus)."""
+
+    items: tuple[Release, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    @classmethod
+    def load(cls, storage: Path) -> Releases:
+        path = Path(storage) / RELEASES_FILE
+        if not path.is_file():
+            return cls()
+        try:
+            rows = json.loads(path.read_text())["releases"]
+            items = [Release(check_name(r["name"]), check_date(r["date"]), Path(r["root"])) for r in rows]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ReleaseError(f"{path}: not a release registry ({exc}); fix or remove it") from None
+        return cls._sorted(items)
+
+    @classmethod
+    def _sorted(cls, items: list[Release]) -> Releases:
+        return cls(tuple(sorted(items, key=lambda r: (r.date, r.name))))
+
+    def save(self, storage: Path) -> None:
+        Path(storage).mkdir(parents=True, exist_ok=True)
+        write_json(Path(storage) / RELEASES_FILE, {"releases": [r.to_json() for r in self.items]},
+                   indent=2, sort_keys=True)
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.items]
+
+    @property
+    def newest(self) -> str | None:
+        return self.items[-1].name if self.items else None
+
+    def get(self, name: str) -> Release:
+        for release in self.items:
+            if release.name == name:
+                return release
+        known = ", ".join(self.names) or "none (the storage root holds one unnamed corpus)"
+        raise ReleaseError(f"no release {name!r} here; releases: {known}")
+
+    def with_release(self, release: Release) -> Releases:
+        """These releases with ``release`` added, or replacing the one of its name."""
+        return self._sorted([r for r in self.items if r.name != release.name] + [release])
+
+    def without(self, name: str) -> Releases:
+        self.get(name)
+        return Releases(tuple(r for r in self.items if r.name != name))
+
+    def release_of(self, key: str) -> str | None:
+        """The release of a document key (None for a corpus without releases)."""
+        head = key.split("/", 1)[0]
+        return head if "/" in key and head in self.names else None
+
+    def documents_of(self, name: str, documents: list[str]) -> list[str]:
+        return [d for d in documents if self.release_of(d) == name]
+
+    def counterparts(self, keys: list[str]) -> list[str]:
+        """The keys of the same paths in the other releases (``a/cts.md`` -> ``b/cts.md``)."""
+        out: list[str] = []
+        for key in keys:
+            name = self.release_of(key)
+            if name is not None:
+                rest = key.split("/", 1)[1]
+                out += [f"{other}/{rest}" for other in self.names if other != name]
+        return sorted(set(out) - set(keys))
+
+    def path_of(self, key: str) -> Path:
+        """The file of a document key of a release (``UnsafePathError`` for a key that
+        would leave its folder, ``ReleaseError`` for a key of no release)."""
+        name, _, rest = key.partition("/")
+        return resolve_key(self.get(name).root, rest)
+
+    def scan(self) -> CorpusScan:
+        """Every release's folder scanned, keys prefixed with the release's name."""
+        files: list[CorpusFile] = []
+        refused: list[tuple[str, str]] = []
+        skipped: list[tuple[str, str]] = []
+        for release in self.items:
+            if not release.root.is_dir():
+                raise ReleaseError(f"release {release.name!r}: its folder {release.root} does not "
+                                   f"exist; restore it, or drop the release with `edaqa releases "
+                                   f"--remove {release.name}`")
+            found = scan_corpus(release.root)
+            files += [CorpusFile(f"{release.name}/{f.key}", f.path, f.sha256, f.n_bytes) for f in found.files]
+            refused += [(f"{release.name}/{n}", p) for n, p in found.refused]
+            skipped += [(f"{release.name}/{n}", t) for n, t in found.skipped]
+        return CorpusScan(sorted(files, key=lambda f: f.key), refused, skipped)
+
+    def route(self, question: str) -> str | None:
+        """The release ``question`` names: a release's name, or a date ("2024", "March
+        2024", "2024-03"): the newest release dated in that period, else the newest before
+        its end ("as of 2025"). None when it names none, or names several (a question about
+        what changed between two releases)."""
+        dated = {found for match in YEAR_MENTION.finditer(question)
+                 if self._is_date(question, match) and (found := self._as_of(match))}
+        if dated:  # a date outweighs a name that is also a word ("run openroad in the 2024 docs")
+            return dated.pop() if len(dated) == 1 else None
+        named = {r.name for r in self.items if DISTINCT_NAME.search(r.name)
+                 and re.search(rf"(?<![\w-]){re.escape(r.name)}(?![\w-])", question)}
+        return named.pop() if len(named) == 1 else None
+
+    def _is_date(self, question: str, match: re.Match[str]) -> bool:
+        month = match.group("month")
+        if month == "may":  # "how many cells may 2025 designs use": the verb, not the month
+            month = None
+        said = bool(month or match.group("num_month") or DATE_BEFORE.search(question[:match.start()])
+                    or DATE_AFTER.match(question, match.end()))
+        newest = int(self.items[-1].date[:4]) if self.items else 0
+        return said and int(match.group("year")) <= newest + YEARS_AHEAD
+
+    def _as_of(self, match: re.Match[str]) -> str | None:
+        year = match.group("year")
+        month = match.group("num_month")
+        if match.group("month"):
+            month = f"{[m[:3] for m in MONTHS].index(match.group('month')[:3].lower()) + 1:02d}"
+        period = f"{year}-{month}" if month else year
+        inside = [r for r in self.items if r.date.startswith(period)]
+        if inside:
+            return inside[-1].name
+        before = [r for r in self.items if r.date[:len(period)] < period]
+        return before[-1].name if before else None
+
+
+def document_path(cfg: Settings, key: str) -> Path:
+    """The file of a document key: under its release's folder when the storage root holds
+    releases, else under the corpus folder (``UnsafePathError`` for a key that leaves it)."""
+    releases = Releases.load(cfg.storage_root)
+    return releases.path_of(key) if releases else resolve_key(cfg.corpus_root, key)
+
+
+def scan_documents(cfg: Settings) -> CorpusScan:
+    """The documents to index: every release's folder, or the corpus folder."""
+    releases = Releases.load(cfg.storage_root)
+    return releases.scan() if releases else scan_corpus(cfg.corpus_root)
