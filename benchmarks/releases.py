@@ -15,7 +15,11 @@
    ``--check`` its check split too) on ``release`` and ``naive``: per method and category,
    span_hit@2048t, the share of packed evidence items from another release than the one the
    question is about (``wrong_release@2048t``), and the share of answers whose first claim
-   cites that release.
+   cites that release; for the questions about what changed, span_all@2048t (every side's
+   gold line in the evidence).
+5. ``edaqa ask --json`` on the change questions and their unchanged controls (storage
+   ``release``): a change question's answer must cite each release its gold lines are in; a
+   control's must claim no change (``changes`` empty).
 
 ``--reuse`` keeps storages and evaluations that exist under ``--work``.
 """
@@ -38,6 +42,33 @@ EDAQA = str(Path(sys.executable).parent / "edaqa")
 OLD = ("openroad-2024", "2024-03-01")  # the corpora's SOURCE.md commit dates
 NEW = ("openroad", "2026-08-22")
 METHODS = "bm25,dense,hybrid_rrf,edaqa"
+
+
+def ask(storage: Path, question: str) -> dict:
+    done = subprocess.run([EDAQA, "ask", question, "--storage", str(storage), "--json"], capture_output=True,
+                          text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if done.returncode != 0:
+        sys.exit(f"edaqa ask {question!r} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def change_answers(work: Path, qa: Path) -> None:
+    """Answers to the change questions and their controls, through ``edaqa ask``."""
+    items = [json.loads(line) for line in qa.read_text().splitlines()]
+    cited = controls = changes = quiet = 0
+    for item in items:
+        if item["category"] not in ("change", "change_control"):
+            continue
+        record = ask(work / "release", item["question"])
+        shown = {c.split("/", 1)[0] for claim in record["claims"] for c in claim["citations"]}
+        if item["category"] == "change":
+            changes += 1
+            cited += {e["release"] for e in item["evidence"]} <= shown and bool(record.get("changes"))
+        else:
+            controls += 1
+            quiet += record.get("changes") == []
+    print(f"  answers: {cited}/{changes} change questions cite every release of their gold lines; "
+          f"{quiet}/{controls} unchanged controls claim no change")
 
 
 def run(*argv: str) -> tuple[float, float]:
@@ -107,9 +138,15 @@ def build(work: Path, reuse: bool) -> None:
           f"documents {len(manifest(release)['documents'])}, failed {len(manifest(release)['failed'])}")
 
 
+def _share(values: dict) -> str:
+    share = values.get("wrong_release@2048t")
+    return "-" if share is None else f"{share:.2f}"
+
+
 def first_claim_release(rows: list[dict], method: str, release_of: dict[str, str]) -> float | None:
     firsts = [(r["id"], r["claims"][0]["citations"][0]) for r in rows
-              if r["method"] == method and r.get("claims") and r["claims"][0].get("citations")]
+              if r["method"] == method and release_of[r["id"]] and r.get("claims")
+              and r["claims"][0].get("citations")]
     if not firsts:
         return None
     return sum(c.startswith(release_of[i] + "/") for i, c in firsts) / len(firsts)
@@ -117,7 +154,7 @@ def first_claim_release(rows: list[dict], method: str, release_of: dict[str, str
 
 def evaluate(work: Path, split: str, reuse: bool) -> None:
     qa = REPO / "data" / "dev" / f"openroad_versions_{split}.jsonl"
-    release_of = {json.loads(line)["id"]: json.loads(line)["release"] for line in qa.read_text().splitlines()}
+    release_of = {json.loads(line)["id"]: json.loads(line).get("release") for line in qa.read_text().splitlines()}
     print(f"\n{qa.name}: span_hit@2048t / wrong_release@2048t / first claim from the asked release")
     for storage in ("release", "naive"):
         out = work / f"eval_{storage}_{split}"
@@ -126,8 +163,12 @@ def evaluate(work: Path, split: str, reuse: bool) -> None:
                 "--judge", "none", "--no-progress", "--no-element-metrics", "--out", str(out))
         metrics = json.loads((out / "metrics.json").read_text())
         rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        change = metrics["by_category"].get("change", {})
+        if change:
+            print(f"  {storage:<8} change questions span_all@2048t: " + ", ".join(
+                f"{m} {v['span_all@2048t']:.3f}" for m, v in change.items()))
         for method, values in metrics["methods"].items():
-            cats = "  ".join(f"{c} {m[method]['span_hit@2048t']:.2f}/{m[method]['wrong_release@2048t']:.2f}"
+            cats = "  ".join(f"{c} {m[method]['span_hit@2048t']:.2f}/{_share(m[method])}"
                              for c, m in metrics["by_category"].items())
             first = first_claim_release(rows, method, release_of)
             print(f"  {storage:<8} {method:<11} {values['span_hit@2048t']:.3f} / "
@@ -144,6 +185,7 @@ def main() -> int:
     build(args.work, args.reuse)
     for split in ("dev", "check") if args.check else ("dev",):
         evaluate(args.work, split, args.reuse)
+        change_answers(args.work, REPO / "data" / "dev" / f"openroad_versions_{split}.jsonl")
     return 0
 
 

@@ -30,6 +30,7 @@ from edaqa_pipeline.assets import (
     elements,
     evaluation,
     indexes,
+    releases,
     training,
     units,
 )
@@ -100,7 +101,7 @@ def executor_from_env() -> ExecutorDefinition:
 def build_definitions(settings: Settings | None = None, *, executor: ExecutorDefinition | None = None) -> Definitions:
     cfg = settings or Settings.from_env()
     all_assets = load_assets_from_modules(
-        [documents, units, indexes, evaluation, datasheets, chipkg, elements, training]
+        [documents, units, indexes, evaluation, datasheets, chipkg, elements, training, releases]
     )
     return Definitions(
         assets=all_assets,

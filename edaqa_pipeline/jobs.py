@@ -24,7 +24,7 @@ __all__ = ["CORPUS_ASSETS", "DOCUMENT_ASSETS"]
 CORPUS_ASSETS = (
     "unit_hyperedges", "unit_nodes", "unit_provenance", "unit_chunk_edges",
     "unit_chunk_contents", "unit_type_bags", "unit_rejections", "unit_embeddings", "chunk_index",
-    "hardware_kgs", "hardware_kg_instructions",
+    "hardware_kgs", "hardware_kg_instructions", "release_changes",
 )
 
 document_selection = AssetSelection.assets(*DOCUMENT_ASSETS)

@@ -40,7 +40,7 @@ UNIT_ASSETS = (
     "unit_hyperedges", "unit_nodes", "unit_provenance", "unit_chunk_edges",
     "unit_chunk_contents", "unit_type_bags", "unit_rejections",
 )  # fmt: skip
-CORPUS_ASSETS = (*UNIT_ASSETS, "unit_embeddings", "chunk_index")
+CORPUS_ASSETS = (*UNIT_ASSETS, "unit_embeddings", "chunk_index", "release_changes")
 # Hardware knowledge graphs from PDF datasheets: per-document and cross-document.
 HWKG_DOCUMENT_ASSETS = ("datasheet_chunks", "datasheet_properties")
 HWKG_CORPUS_ASSETS = ("hardware_kgs", "hardware_kg_instructions")

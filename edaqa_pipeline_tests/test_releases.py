@@ -278,3 +278,55 @@ def test_a_release_takes_the_vectors_of_texts_an_earlier_release_encoded(release
     metadata = {k: v.value for k, v in event.asset_materialization.metadata.items()}
     assert str(event.asset_materialization.partition).startswith("or24/")  # the second release's build
     assert metadata["batch_shared_vectors"] > metadata["batch_encoded"] >= 1, metadata
+
+
+def test_changes_between_releases_cite_both_sides_and_invent_none(
+        releases: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    storage = str(releases["storage"])
+    assert main(["changes", "--storage", storage, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["from"]["name"], report["to"]["name"]) == ("or24", "or26")
+    assert [(c["option"], c["kind"]) for c in report["changes"]] == [("-cluster_size", "default_changed")]
+    change = report["changes"][0]
+    assert (change["old"]["value"], change["new"]["value"]) == ("20", "30")
+    assert (change["old"]["citation"], change["new"]["citation"]) == ("or24/cts.md:L42", "or26/cts.md:L42")
+    assert OLD_ROW in change["old"]["text"] and NEW_ROW in change["new"]["text"]
+    assert main(["changes", "--storage", storage, "--tool", "placement"]) == 0  # unchanged manual
+    assert ": 0 changes (none)" in capsys.readouterr().out
+    assert main(["changes", "--storage", storage, "--from", "or26", "--to", "or24"]) == 2
+    assert "is not older than" in capsys.readouterr().err
+    assert main(["changes", "--storage", storage, "--to", "or25"]) == 2
+    assert "no release 'or25'" in capsys.readouterr().err
+
+
+def test_a_change_question_is_answered_from_both_releases_and_a_control_gets_no_change(
+        releases: dict[str, Any]) -> None:
+    svc = EdaqaService.open(releases["storage"])
+    record = svc.answer("What changed for -cluster_size between 2024 and 2026?", "edaqa", 5)
+    assert record["release_from"] == "changes from or24"
+    assert [(c["option"], c["kind"]) for c in record["changes"]] == [("-cluster_size", "default_changed")]
+    first, second = record["claims"][:2]
+    assert "was `20`" in first["text"] and first["citations"] == ["or24/cts.md:L42"]
+    assert "is `30`" in second["text"] and second["citations"] == ["or26/cts.md:L42"]
+    assert {e["release"] for e in record["evidence"]} == {"or24", "or26"}
+    control = svc.answer("What changed for -max_fanout between 2024 and 2026?", "edaqa", 5)
+    assert control["changes"] == [] and control["release_from"] == "no change since or24"
+    assert all(e["release"] == "or26" for e in control["evidence"])
+    assert not any(" was " in c["text"] for c in control["claims"])
+    plain = svc.answer("How do I change the maximum fanout of a clock buffer?", "edaqa", 5)
+    assert "changes" not in plain and plain["release_from"] == "newest"
+
+
+@pytest.mark.parametrize(("question", "pair"), [
+    ("What changed in CTS since the 2024 release?", ("openroad-2024", "openroad")),
+    ("What changed in clock_tree_synthesis between 2024 and 2026?", ("openroad-2024", "openroad")),
+    ("Is -insertion_delay still supported in the 2026 docs?", ("openroad-2024", "openroad")),
+    ("Is -insertion_delay still supported?", ("openroad-2024", "openroad")),
+    ("Which options were added to global_route in the 2026 manual?", ("openroad-2024", "openroad")),
+    ("How do I change the clock period?", None),
+    ("How do I change -sink_clustering_size in the 2024 docs?", None),
+    ("What was the default of -max_split_size in the 2024 docs?", None),
+])
+def test_a_question_about_a_change_names_the_two_releases(tmp_path: Path, question: str,
+                                                          pair: tuple[str, str] | None) -> None:
+    assert _two(tmp_path).change_pair(question) == pair

@@ -9,7 +9,8 @@ indexed without ``--release`` or named releases, never both: mixing them would l
 of no release that a pinned question could neither reach nor exclude.
 
 ``edaqa releases`` lists the releases (name, date, documents, folder); ``--remove NAME``
-drops one and re-indexes, so the tables then equal a build without it.
+drops one and re-indexes, so the tables then equal a build without it. ``edaqa changes``
+prints what changed between two of them (``service.changes``), both sides cited.
 """
 
 from __future__ import annotations
@@ -136,3 +137,64 @@ def add_releases_command(sub: argparse._SubParsersAction) -> None:  # type: igno
                    help="remove release NAME and re-index: the storage then equals one built without it")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_releases)
+    add_changes_command(sub)
+
+
+CHANGE_WORDS = {"command_added": "added", "command_removed": "removed", "option_added": "added",
+                "option_removed": "removed", "moved": "moved to another manual",
+                "default_changed": "default changed", "values_changed": "allowed values changed",
+                "description_changed": "description changed"}
+SHOWN_CHARS = 150  # of each cited row; --json gives them whole
+
+
+def _side(label: str, side: dict[str, Any] | None) -> str:
+    if side is None:
+        return ""
+    text = " ".join(side["text"].split())
+    text = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
+    return f"      {label} [{side['citation']}] {text}\n"
+
+
+def _cmd_changes(args: argparse.Namespace) -> int:
+    from edaqa_pipeline import service
+    from edaqa_pipeline.service.changes import release_changes
+
+    try:
+        report = release_changes(args.storage, args.from_, args.to, tool=args.tool,
+                                 command=args.command, option=args.option)
+    except service.ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    old, new = report["from"], report["to"]
+    narrowed = "".join(f", {k} {v}" for k, v in report["filters"].items())
+    print(f"What changed from {old['name']} ({old['date']}) to {new['name']} ({new['date']}){narrowed}: "
+          f"{len(report['changes'])} changes ({', '.join(f'{k} {n}' for k, n in report['counts'].items()) or 'none'})")
+    command = None
+    for change in report["changes"]:
+        if (change["tool"], change["command"]) != command:
+            command = (change["tool"], change["command"])
+            print(f"\n{change['command']} ({change['tool']})")
+        values = [change[s].get("value") for s in ("old", "new") if s in change]
+        detail = f": {' -> '.join(v or '(not stated)' for v in values)}" if change["kind"] in (
+            "default_changed", "values_changed") else ""
+        print(f"  {change['option'] or 'the command'} {CHANGE_WORDS[change['kind']]}{detail}")
+        sys.stdout.write(_side("was", change.get("old")) + _side("now", change.get("new")))
+    return 0
+
+
+def add_changes_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from edaqa_pipeline.cli.query import storage_argument
+
+    p = sub.add_parser("changes", help="what changed between two releases, both sides cited")
+    storage_argument(p)
+    p.add_argument("--from", dest="from_", default=None, metavar="RELEASE",
+                   help="the older release (default: the one before --to)")
+    p.add_argument("--to", default=None, metavar="RELEASE", help="the newer release (default: the newest)")
+    p.add_argument("--tool", default=None, help="one manual, by name: cts, gpl, grt, ...")
+    p.add_argument("--command", default=None, help="one command, e.g. clock_tree_synthesis")
+    p.add_argument("--option", default=None, help="one option, e.g. -sink_clustering_size")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_changes)

@@ -44,6 +44,12 @@ DATE_AFTER = re.compile(r"\s+(?:docs?|documentation|manuals?|releases?|versions?
 YEARS_AHEAD = 5  # a later "year" is a number (a size, a count), not a release
 # a name a question can give by itself: not a plain word, which may be the tool ("openroad")
 DISTINCT_NAME = re.compile(r"[\d._-]")
+# a question about a change between releases: by itself ("what changed in CTS?", "is -x still
+# supported?"), or with the releases it names ("removed in 2026", "new since the 2024 docs")
+ASKS_CHANGE = re.compile(r"\bwhat(?:'s|\s+has|\s+have)?\s+changed\b|\bstill\s+(?:supported|available|exists?|there)\b"
+                         r"|\b(?:differences?|differ|changed?)\s+(?:between|since|from)\b", re.IGNORECASE)
+MENTIONS_CHANGE = re.compile(r"\b(?:changed|changes|differ\w*|removed|added|new|renamed|deprecated|since)\b",
+                             re.IGNORECASE)
 
 
 class ReleaseError(ValueError):
@@ -184,6 +190,31 @@ class Releases:
         named = {r.name for r in self.items if DISTINCT_NAME.search(r.name)
                  and re.search(rf"(?<![\w-]){re.escape(r.name)}(?![\w-])", question)}
         return named.pop() if len(named) == 1 else None
+
+    def named_in(self, question: str) -> list[str]:
+        """Every release ``question`` names (by date or distinct name), oldest first."""
+        found = {found for match in YEAR_MENTION.finditer(question)
+                 if self._is_date(question, match) and (found := self._as_of(match))}
+        found |= {r.name for r in self.items if DISTINCT_NAME.search(r.name)
+                  and re.search(rf"(?<![\w-]){re.escape(r.name)}(?![\w-])", question)}
+        return [name for name in self.names if name in found]
+
+    def change_pair(self, question: str) -> tuple[str, str] | None:
+        """(older, newer) when ``question`` asks what changed between two releases: the two it
+        names; the one it names and the newest ("since 2024"); the one before the one it names
+        ("is -x still supported in the 2026 docs?"); else the two newest ("what changed in
+        CTS?"). None for any other question ("how do I change the clock period?")."""
+        named = self.named_in(question)
+        if len(self.items) < 2 or not (ASKS_CHANGE.search(question) or (named and MENTIONS_CHANGE.search(question))):
+            return None
+        if len(named) >= 2:
+            return named[0], named[-1]
+        if not named:
+            return (self.names[-2], self.names[-1]) if ASKS_CHANGE.search(question) else None
+        position = self.names.index(named[0])
+        if re.search(r"\b(?:since|after|from)\b", question, re.IGNORECASE) or position == 0:
+            return (named[0], self.names[-1]) if named[0] != self.names[-1] else None
+        return self.names[position - 1], named[0]
 
     def _is_date(self, question: str, match: re.Match[str]) -> bool:
         month = match.group("month")

@@ -135,7 +135,7 @@ def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
     return verdict_of(claim, by_id).reason
 
 
-def _verified(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
+def verified_claim(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
     """The claim as shown: cited by the items its units come from, narrowed to their lines."""
     citations = [by_id[b.evidence_id].citation(b.unit.first, b.unit.last) for b in verdict.bindings]
     ids = tuple(dict.fromkeys(b.evidence_id for b in verdict.bindings))
@@ -153,7 +153,7 @@ def _verify_all(
         if not verdict.verified:
             failed.append((claim, verdict.reason))
             continue
-        verified = _verified(claim.text, verdict, by_id)
+        verified = verified_claim(claim.text, verdict, by_id)
         if verified.text.lower() not in seen:  # a model may repeat a claim
             seen.add(verified.text.lower())
             kept.append(verified)
@@ -251,7 +251,7 @@ def _draft_answer(
     for sentence in split_sentences(draft.text)[:2 * MAX_CLAIMS]:
         verdict = verify_claim(sentence, [(n.id, n.units()) for n in cited])
         if verdict.verified and len(kept) < MAX_CLAIMS:
-            kept.append(_verified(sentence, verdict, by_id))
+            kept.append(verified_claim(sentence, verdict, by_id))
         elif not verdict.verified:
             dropped.append({"text": clean_claim(sentence), "evidence": [n.id for n in cited],
                             "reason": verdict.reason})

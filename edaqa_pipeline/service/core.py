@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +78,7 @@ class EdaqaService:
         except ReleaseError as exc:
             raise ServiceError(str(exc), status=CONFLICT) from None
         self._views: dict[str, IndexSnapshot] = {}
+        self._changes: list[dict[str, Any]] | None = None
         self._retrievers: dict[tuple[str, str | None, int], tuple[Retriever, Any]] = {}
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
         self._build_lock = threading.Lock()
@@ -129,6 +131,15 @@ class EdaqaService:
                 return routed, "named earlier"
         return self.releases.newest, "newest"
 
+    def release_changes(self) -> list[dict[str, Any]]:
+        """The rows of ``release_changes`` (read once; [] without releases or the table)."""
+        if self._changes is None:
+            from edaqa_pipeline.storage.tables import read_table
+
+            table = read_table(self.storage / "tables", "release_changes") if self.releases else None
+            self._changes = table.to_dicts() if table is not None else []
+        return self._changes
+
     def release_snapshot(self, release: str | None) -> IndexSnapshot:
         """The snapshot of one release (the whole snapshot for None)."""
         if release is None:
@@ -144,7 +155,6 @@ class EdaqaService:
         document could reach them)."""
         if release is None:
             return result
-        from dataclasses import replace
 
         def keep(items: Sequence[Any]) -> tuple[Any, ...]:
             return tuple(i for i in items if self.releases.release_of(i.doc) == release)
@@ -218,10 +228,38 @@ class EdaqaService:
     def retrieve(self, question: Any, method: Any, k: Any, answerer: Any = None,
                  release: Any = None) -> Retrieval:
         """The ``Retrieval`` of ``method`` for ``question`` (``k`` items) within the release
-        the question is about (``pick_release``)."""
+        the question is about (``pick_release``), or, for a question about what changed
+        between two releases, both sides of those changes (``route``)."""
         question, method, k = self.check_request(question, method, k)
-        release, _ = self.pick_release(question, release)
-        return self.within(self.retriever(method, answerer, release).retrieve(question, k), release)
+        return self.route(question, method, k, answerer, release).result
+
+    def route(self, question: str, method: str, k: int, answerer: Any = None, release: Any = None,
+              earlier: Sequence[str] = ()) -> Routed:
+        """Retrieval for a checked request. A question asking what changed between two
+        releases (``Releases.change_pair``; never when the caller names a release) gets both
+        sides of the changes it is about (``release_changes``); one about something that did
+        not change is retrieved in the newer release. Any other question is retrieved in the
+        release ``pick_release`` gives. ``build_ms``: building that release's retriever (on its
+        first question), which a caller leaves out of the question's retrieval time."""
+        from edaqa_pipeline.retrieval.record import Retrieval
+        from edaqa_pipeline.service.release_answers import asked_changes, change_items
+
+        asked = self.check_release(release)
+        chosen, why = self.pick_release(question, asked, earlier)
+        pair = None if asked else self.releases.change_pair(question)
+        changes = asked_changes(self.release_changes(), question, pair) if pair else []
+        if pair:  # what changed: both sides of each change; nothing changed: the newer release
+            chosen, why = pair[1], (f"changes from {pair[0]}" if changes else f"no change since {pair[0]}")
+        started = time.perf_counter()
+        if changes:
+            lines = self.snapshot.line_structure  # the parser's kind of each cited line
+            items = tuple(replace(item, line_kinds=lines.kinds(item.doc, range(item.start_line, item.end_line + 1)))
+                          for item in change_items(changes, k))
+            return Routed(Retrieval(method, question, items), chosen, why, changes[:k], pair, 0.0)
+        retriever = self.retriever(method, answerer, chosen)  # built once per release
+        build_ms = (time.perf_counter() - started) * 1000
+        result = self.within(retriever.retrieve(question, k), chosen)
+        return Routed(result, chosen, why, [], pair, build_ms)
 
     def answer(self, question: Any, method: Any, k: Any, answerer: Any = None, *,
                earlier: Sequence[Turn] = (), temperature: float = 0.0, max_tokens: int | None = None,
@@ -235,34 +273,37 @@ class EdaqaService:
         the answer; ``on_claim`` receives each verified claim as the model writes it."""
         from edaqa_pipeline.generation.answer import ANSWER_TASKS, answer_question
         from edaqa_pipeline.generation.followup import standalone_question
+        from edaqa_pipeline.graphs.release_changes import as_record
         from edaqa_pipeline.llm.scope import request_scope
+        from edaqa_pipeline.service.release_answers import with_change_claims
 
         question, method, k = self.check_request(question, method, k)
         self.check_release(release)
         started = time.perf_counter()
         rewrite = standalone_question(question, earlier, answerer)
-        release, release_from = self.pick_release(
-            rewrite.question, release, [*(t.text for t in earlier if t.role == "user"), question])
-        building = time.perf_counter()
-        retriever = self.retriever(method, answerer, release)  # built once per release: not a query's time
-        started += time.perf_counter() - building
-        result = self.within(retriever.retrieve(rewrite.question, k), release)
-        retrieval_ms = (time.perf_counter() - started) * 1000
+        routed = self.route(rewrite.question, method, k, answerer, release,
+                            [*(t.text for t in earlier if t.role == "user"), question])
+        result, release, release_from = routed.result, routed.release, routed.why
+        changes, pair = routed.changes, routed.pair
+        retrieval_ms = (time.perf_counter() - started) * 1000 - routed.build_ms
         started = time.perf_counter()
         with request_scope(max_tokens=max_tokens, answer_tasks=ANSWER_TASKS):
             answer = answer_question(rewrite.question, list(result.items), answerer,
                                      answer_format=answer_format(), draft=result.draft,
                                      temperature=temperature, on_claim=on_claim)
+        if changes:  # each change's sides, verified against their own rows, lead the answer
+            answer = with_change_claims(answer, changes[:k])
         answer_ms = (time.perf_counter() - started) * 1000
         ids = {n.item.evidence_id: n.id for n in answer.evidence}
         fallbacks = list(result.trace.get("model_fallbacks", ()))  # model steps of the retrieval
         return {
             "question": rewrite.question, **rewrite.to_json(), "method": method,
-            **({"release": release, "release_from": release_from} if release else {}), **answer.to_json(),
+            **({"release": release, "release_from": release_from} if release else {}),
+            **({"changes": [as_record(c) for c in changes[:k]]} if pair else {}), **answer.to_json(),
             **({"retrieval_fallbacks": fallbacks} if fallbacks else {}),
             "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
             "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}),
-                          **({"release": release} if release else {}), **e.to_json()}
+                          **({"release": self.releases.release_of(e.doc)} if release else {}), **e.to_json()}
                          for e in result.items],
         }
 
@@ -309,6 +350,17 @@ class ReleaseRouted:
         self.service, self.method, self.answerer, self.release = service, method, answerer, release
 
     def retrieve(self, question: str, k: int) -> Retrieval:
-        release, _ = self.service.pick_release(question, self.release)
-        retriever = self.service.retriever(self.method, self.answerer, release)
-        return self.service.within(retriever.retrieve(question, k), release)
+        return self.service.route(question, self.method, k, self.answerer, self.release).result
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A question's retrieval and what decided it: the release (and why), the changes it is
+    about (a question about what changed) and the pair of releases compared."""
+
+    result: Retrieval
+    release: str | None
+    why: str
+    changes: list[dict[str, Any]]
+    pair: tuple[str, str] | None
+    build_ms: float  # building the release's retriever, on its first question

@@ -1,0 +1,68 @@
+"""Questions about what changed between two releases, answered from ``release_changes``.
+
+``Releases.change_pair`` says whether a question asks what changed and between which two
+releases; here the changes it is about are picked from the table (by the options it names,
+else its commands, else its manuals: "what changed in CTS"), most telling first, and each
+becomes two evidence items: the old row in the older release, the new row in the newer. The
+answer is then written from those items like any answer, so both sides are cited, each with
+its release. A question about something that did not change finds no change here and is
+answered from the newer release as usual: no change is ever invented.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from edaqa_pipeline.generation.answer import Answer
+from edaqa_pipeline.generation.change_claims import change_claims
+from edaqa_pipeline.generation.grounded import MAX_CLAIMS
+from edaqa_pipeline.model import EvidenceItem
+
+OPTION = re.compile(r"(?<![\w-])-[A-Za-z]\w*")
+WORD = re.compile(r"[A-Za-z]\w*")
+# what a reader asking "what changed" needs first
+KIND_ORDER = ("default_changed", "values_changed", "option_removed", "option_added", "command_removed",
+              "command_added", "moved", "description_changed")
+
+
+def asked_changes(rows: Sequence[dict[str, Any]], question: str, pair: tuple[str, str]) -> list[dict[str, Any]]:
+    """The changes from ``pair[0]`` to ``pair[1]`` that ``question`` is about."""
+    mine = [r for r in rows if (r["from_release"], r["to_release"]) == pair]
+    options = set(OPTION.findall(question))
+    words = {w.lower() for w in WORD.findall(question)}
+    if options:
+        found = [r for r in mine if r["option"] in options]
+    else:
+        found = [r for r in mine if r["command"].lower() in words] or \
+            [r for r in mine if r["tool"].lower() in words]
+    return sorted(found, key=lambda r: (KIND_ORDER.index(r["kind"]), r["tool"], r["command"], r["option"]))
+
+
+def change_items(changes: Sequence[dict[str, Any]], k: int) -> list[EvidenceItem]:
+    """Both sides of the first ``k`` changes as evidence items, old side first."""
+    items: dict[str, EvidenceItem] = {}
+    for row in changes[:k]:
+        for side in ("old", "new"):
+            if row[f"{side}_doc"]:
+                item = EvidenceItem(chunk_id="", doc=row[f"{side}_doc"], text=row[f"{side}_text"],
+                                    score=1.0, path=f"release_changes:{row['kind']}",
+                                    start_line=row[f"{side}_start"], end_line=row[f"{side}_end"])
+                items.setdefault(item.evidence_id, item)
+    return list(items.values())
+
+
+def with_change_claims(answer: Answer, changes: Sequence[dict[str, Any]]) -> Answer:
+    """``answer`` led by the verified claims of ``changes`` (its own claims after them) and a
+    frame naming the releases compared (the claims' citations say which side is which)."""
+    found = change_claims(changes, answer.evidence)
+    if not found:
+        return answer
+    shown = {c.text for c in found}
+    claims = [*found, *(c for c in answer.claims if c.text not in shown)][:MAX_CLAIMS]
+    first = changes[0]
+    words = ", ".join(dict.fromkeys(c["kind"].replace("_", " ") for c in changes))
+    lead = f"From {first['from_release']} to {first['to_release']} ({words}):"
+    return replace(answer, claims=tuple(claims), not_in_documents=False, lead=lead)
