@@ -26,22 +26,40 @@ def _line(release: str, number: int, name: str = "cts.md") -> str:
     return (CORPORA / release / name).read_text().split("\n")[number - 1]
 
 
-@pytest.fixture(scope="module")
-def cts() -> dict[tuple[str, str], dict[str, Any]]:
-    if not (CORPORA / "openroad" / "cts.md").is_file():
+def _changes(name: str) -> dict[tuple[str, str], dict[str, Any]]:
+    if not (CORPORA / "openroad" / name).is_file():
         pytest.skip(f"{CORPORA} does not hold the OpenROAD manuals")
-    changes = compare(_rows(RELEASES[0]), _rows(RELEASES[1]), RELEASES)
+    changes = compare(_rows(RELEASES[0], name), _rows(RELEASES[1], name), RELEASES)
     return {(c["option"] or c["command"], c["kind"]): c for c in changes}
 
 
+@pytest.fixture(scope="module")
+def cts() -> dict[tuple[str, str], dict[str, Any]]:
+    return _changes("cts.md")
+
+
 def test_a_changed_default_cites_both_rows(cts: dict[tuple[str, str], dict[str, Any]]) -> None:
-    change = cts[("-sink_clustering_size", "default_changed")]
-    assert (change["old_value"], change["new_value"]) == ("20", "30")
-    old, new = _line("openroad-2024", change["old_start"]), _line("openroad", change["new_start"])
-    assert old.startswith("| `-sink_clustering_size`") and "default value is `20`" in old
-    assert new.startswith("| `-sink_clustering_size`") and "default 30" in new
     ndr = cts[("-apply_ndr", "default_changed")]
     assert (ndr["old_value"], ndr["new_value"]) == ("False", "half")
+    old, new = _line("openroad-2024", ndr["old_start"]), _line("openroad", ndr["new_start"])
+    assert old.startswith("| `-apply_ndr`") and "default value is `False`" in old
+    assert new.startswith("| `-apply_ndr`") and "default value is `half`" in new
+    gpl = _changes("gpl.md")
+    split = gpl[("-max_split_size", "default_changed")]
+    assert (split["old_value"], split["new_value"]) == ("250", "500")
+    assert "default = 250" in _line("openroad-2024", split["old_start"], "gpl.md")
+    assert "default value is 500" in _line("openroad", split["new_start"], "gpl.md")
+    pad = gpl[("-pad_left", "values_changed")]
+    assert (pad["old_value"], pad["new_value"]) == ("integers [1, MAX_INT]", "integers [0, MAX_INT]")
+
+
+def test_a_default_one_side_no_longer_states_is_not_a_changed_default(
+        cts: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """2026 says -sink_clustering_size has no hard default (a cap of 30 applies): the row
+    changed, its default did not become 30."""
+    assert ("-sink_clustering_size", "default_changed") not in cts
+    change = cts[("-sink_clustering_size", "description_changed")]
+    assert "default value is `20`" in change["old_text"] and "not used as a hard limit" in change["new_text"]
 
 
 def test_added_and_removed_options_cite_the_side_that_has_them(cts: dict[tuple[str, str], dict[str, Any]]) -> None:
@@ -66,6 +84,11 @@ def test_an_unchanged_option_gets_no_change(cts: dict[tuple[str, str], dict[str,
     ("Maximum split size, default value is 500 (-1 for no decomposition), type `int`.", "500"),
     ("Applies 2X spacing non-default rule to all clock nets.", ""),
     ("The default value is `1.0`, meaning all needed delay buffers are inserted.", "1.0"),
+    ("Defaults to `GROUND`.", "GROUND"),
+    ('The default value is `"PHY_"`.', "PHY_"),
+    ("The default values are `[64, 20]`.", "[64, 20]"),
+    ("bounded above by an internal cap (default 30, or the sink buffer max fanout", ""),
+    ("The default is to perform pin swap transform during setup fixing.", ""),
 ])
 def test_the_stated_default_is_read_from_the_row(text: str, value: str) -> None:
     assert stated(DEFAULT, text) == value

@@ -326,6 +326,13 @@ def test_a_change_question_is_answered_from_both_releases_and_a_control_gets_no_
     ("How do I change the clock period?", None),
     ("How do I change -sink_clustering_size in the 2024 docs?", None),
     ("What was the default of -max_split_size in the 2024 docs?", None),
+    ("What is the difference between global_placement and detailed_placement?", None),
+    ("How does set_wire_rc differ from estimate_parasitics?", None),
+    ("How do I change from the default router to CUGR?", None),
+    ("In the 2024 docs, how many buffers are added by repair_design?", None),
+    ("Which options were removed from global_route in the 2026 manual?", ("openroad-2024", "openroad")),
+    ("Has -wire_unit changed since the 2024 docs?", ("openroad-2024", "openroad")),
+    ("What is new in the 2026 docs for cts?", ("openroad-2024", "openroad")),
 ])
 def test_a_question_about_a_change_names_the_two_releases(tmp_path: Path, question: str,
                                                           pair: tuple[str, str] | None) -> None:

@@ -96,8 +96,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     for change in record.get("changes", ()):
         values = " -> ".join(change[s].get("value") or "(not stated)" for s in ("old", "new") if s in change)
         cited = "; ".join(change[s]["citation"] for s in ("old", "new") if s in change)
+        valued = change["kind"] in ("default_changed", "values_changed")
         print(f"  {change['option'] or change['command']}: {change['kind'].replace('_', ' ')}"
-              f"{': ' + values if 'value' in change.get('old', change.get('new', {})) else ''} [{cited}]")
+              f"{': ' + values if valued else ''} [{cited}]")
     for reason in record.get("retrieval_fallbacks", ()):
         print(f"note: {reason}", file=sys.stderr)
     if "fallback_reason" in record:

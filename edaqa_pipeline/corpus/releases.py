@@ -44,12 +44,18 @@ DATE_AFTER = re.compile(r"\s+(?:docs?|documentation|manuals?|releases?|versions?
 YEARS_AHEAD = 5  # a later "year" is a number (a size, a count), not a release
 # a name a question can give by itself: not a plain word, which may be the tool ("openroad")
 DISTINCT_NAME = re.compile(r"[\d._-]")
-# a question about a change between releases: by itself ("what changed in CTS?", "is -x still
-# supported?"), or with the releases it names ("removed in 2026", "new since the 2024 docs")
-ASKS_CHANGE = re.compile(r"\bwhat(?:'s|\s+has|\s+have)?\s+changed\b|\bstill\s+(?:supported|available|exists?|there)\b"
-                         r"|\b(?:differences?|differ|changed?)\s+(?:between|since|from)\b", re.IGNORECASE)
-MENTIONS_CHANGE = re.compile(r"\b(?:changed|changes|differ\w*|removed|added|new|renamed|deprecated|since)\b",
+# a question about a change between releases, whatever release it names ("what changed in
+# CTS?", "is -x still supported?", "which options were removed ...?")
+ASKS_CHANGE = re.compile(r"\bwhat(?:'s|\s+has|\s+have)?\s+changed\b|\bstill\s+(?:supported|available|exists?|there|documented)\b"
+                         r"|\bchanged\s+(?:between|since)\b|\b(?:was|were|been|got)\s+(?:added|removed|dropped|"
+                         r"renamed|deprecated|changed)\b|\bhas\s+\S+\s+changed\b", re.IGNORECASE)
+# words that, between two releases it names, make a question one about a change
+MENTIONS_CHANGE = re.compile(r"\b(?:chang\w*|differ\w*|removed|added|new|renamed|deprecated|since)\b",
                              re.IGNORECASE)
+# right before the one release a question names: "since (the) 2024 ...", "new in 2026"
+SINCE_BEFORE = re.compile(r"\b(?:since|after)\s+(?:the\s+)?$", re.IGNORECASE)
+CHANGED_IN_BEFORE = re.compile(r"\b(?:new|added|removed|dropped|changed|deprecated|renamed)\s+(?:in|from)\s+"
+                               r"(?:the\s+)?$", re.IGNORECASE)
 
 
 class ReleaseError(ValueError):
@@ -191,30 +197,43 @@ class Releases:
                  and re.search(rf"(?<![\w-]){re.escape(r.name)}(?![\w-])", question)}
         return named.pop() if len(named) == 1 else None
 
-    def named_in(self, question: str) -> list[str]:
-        """Every release ``question`` names (by date or distinct name), oldest first."""
-        found = {found for match in YEAR_MENTION.finditer(question)
-                 if self._is_date(question, match) and (found := self._as_of(match))}
-        found |= {r.name for r in self.items if DISTINCT_NAME.search(r.name)
-                  and re.search(rf"(?<![\w-]){re.escape(r.name)}(?![\w-])", question)}
-        return [name for name in self.names if name in found]
+    def mentions(self, question: str) -> list[tuple[str, int]]:
+        """(release, where in ``question``) of every release it names, by a date or a
+        distinct name, in the order of the question."""
+        found = [(name, match.start()) for match in YEAR_MENTION.finditer(question)
+                 if self._is_date(question, match) and (name := self._as_of(match))]
+        for release in self.items:
+            if DISTINCT_NAME.search(release.name):
+                found += [(release.name, m.start()) for m in
+                          re.finditer(rf"(?<![\w-]){re.escape(release.name)}(?![\w-])", question)]
+        return sorted(found, key=lambda f: f[1])
 
     def change_pair(self, question: str) -> tuple[str, str] | None:
-        """(older, newer) when ``question`` asks what changed between two releases: the two it
-        names; the one it names and the newest ("since 2024"); the one before the one it names
-        ("is -x still supported in the 2026 docs?"); else the two newest ("what changed in
-        CTS?"). None for any other question ("how do I change the clock period?")."""
-        named = self.named_in(question)
-        if len(self.items) < 2 or not (ASKS_CHANGE.search(question) or (named and MENTIONS_CHANGE.search(question))):
+        """(older, newer) when ``question`` asks what changed between two releases, else None.
+
+        Two releases named with a word of change between them ("how did -x differ between 2024
+        and 2026"): those two. One release right after "since" ("what changed since the 2024
+        docs"): it and the newest. One release after "new in" / "removed from", or in a question
+        that asks about a change by itself ("is -x still supported in the 2026 docs?"): the
+        release before it and it. None named, in such a question ("what changed in CTS?"): the
+        two newest. Any other question, however it uses "change" or "new" ("how do I change the
+        clock period?", "in the 2024 docs, how many buffers are added?"), is not one."""
+        if len(self.items) < 2:
             return None
+        mentions = self.mentions(question)
+        named = [n for n in self.names if n in {name for name, _ in mentions}]
         if len(named) >= 2:
-            return named[0], named[-1]
+            return (named[0], named[-1]) if MENTIONS_CHANGE.search(question) else None
+        asks = bool(ASKS_CHANGE.search(question))
         if not named:
-            return (self.names[-2], self.names[-1]) if ASKS_CHANGE.search(question) else None
-        position = self.names.index(named[0])
-        if re.search(r"\b(?:since|after|from)\b", question, re.IGNORECASE) or position == 0:
-            return (named[0], self.names[-1]) if named[0] != self.names[-1] else None
-        return self.names[position - 1], named[0]
+            return (self.names[-2], self.names[-1]) if asks else None
+        name, at = next(m for m in mentions if m[0] == named[0])
+        position = self.names.index(name)
+        if SINCE_BEFORE.search(question[:at]):
+            return (name, self.names[-1]) if position < len(self.names) - 1 else None
+        if (asks or CHANGED_IN_BEFORE.search(question[:at])) and position > 0:
+            return self.names[position - 1], name
+        return None
 
     def _is_date(self, question: str, match: re.Match[str]) -> bool:
         month = match.group("month")

@@ -33,11 +33,14 @@ from edaqa_pipeline.text.markup import table_cells
 CHANGE_KINDS = ("command_added", "command_removed", "option_added", "option_removed", "moved",
                 "default_changed", "values_changed", "description_changed")
 # "The default value is `50`", "(default = 250)", "Default: `R0`", "internal cap (default 30,"
-# ("non-default rule" and "the default rule" state no default)
-DEFAULT = re.compile(r"(?<![\w-])default(?:\s+values?)?(?:\s*(?:\bis\b|=|:)\s*|\s+(?=[`\d]))`?"
-                     r"(?P<value>[^`,;()|]+?)`?(?=\.\s|\.?$|\s*[,;()|]|\s+(?:and|for|when|if|meaning)\b)",
-                     re.IGNORECASE)
-ALLOWED = re.compile(r"\ballowed values? (?:are|is)\s+(?P<value>[^.|]+)", re.IGNORECASE)
+# "The default value is `50`", "(default = 250)", "Default: `R0`", "Defaults to `GROUND`",
+# "default values are [64, 20]"; "non-default rule" and "(default 30, or ...)" inside a clause
+# about something else state no default
+DEFAULT = re.compile(r"(?<![\w-])default(?:s\s+to|(?:\s+values?)?\s*(?:\bis\b|\bare\b|=|:))\s*`?"
+                     r"(?P<value>\[[^\]]*\]|\{[^}]*\}|[^`,;()|]+?)`?"
+                     r"(?=\.\s|\.?$|\s*[,;()|]|\s+(?:and|for|when|if|meaning)\b)", re.IGNORECASE)
+ALLOWED = re.compile(r"\ballowed values? (?:are|is)\s+(?P<value>.+?)(?=\.(?:\s|$)|\||$)", re.IGNORECASE)
+MAX_VALUE_WORDS = 3  # "pitch / 2"; "to perform pin swap transform ..." is a sentence, not a value
 
 CHANGES_SCHEMA: dict[str, pl.DataType] = {
     "change_id": pl.String(), "from_release": pl.String(), "to_release": pl.String(),
@@ -70,9 +73,13 @@ class Documented:
 
 
 def stated(pattern: re.Pattern[str], text: str) -> str:
-    """The value ``pattern`` finds in ``text`` (the first), normalised; "" when none."""
+    """The value ``pattern`` finds in ``text`` (the first), normalised; "" when none, or when
+    what follows "default is" is a phrase rather than a value."""
     found = pattern.search(text.replace("`", ""))
-    return normalise_ws(found.group("value")).strip(" .") if found else ""
+    value = normalise_ws(found.group("value")).strip(" .\"'") if found else ""
+    if pattern is DEFAULT and len(value.split()) > MAX_VALUE_WORDS:
+        return ""
+    return value
 
 
 def documented(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Documented]:
@@ -95,6 +102,13 @@ def documented(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Document
     return out
 
 
+def commands(places: dict[tuple[str, str], Documented]) -> set[str]:
+    """The commands a release documents: those with an options table, or named like one
+    (``set_cts_config``); a section's scope word alone ("less", a grammar keyword) is not."""
+    with_options = {c for c, o in places if o}
+    return {c for c, o in places if not o and (c in with_options or "_" in c)}
+
+
 def _change(kind: str, old: Documented | None, new: Documented | None, releases: tuple[str, str],
             old_value: str = "", new_value: str = "") -> dict[str, Any]:
     side = new or old
@@ -112,8 +126,7 @@ def compare(old_rows: Iterable[dict[str, Any]], new_rows: Iterable[dict[str, Any
             releases: tuple[str, str]) -> list[dict[str, Any]]:
     """The changes from the element rows of one release to those of the next (sorted)."""
     before, after = documented(old_rows), documented(new_rows)
-    commands_before = {c for c, o in before if not o}
-    commands_after = {c for c, o in after if not o}
+    commands_before, commands_after = commands(before), commands(after)
     changes: list[dict[str, Any]] = []
     for command in sorted(commands_before - commands_after):
         changes.append(_change("command_removed", before[(command, "")], None, releases))
@@ -136,7 +149,7 @@ def _row_changes(old: Documented, new: Documented, releases: tuple[str, str]) ->
         return [_change("moved", old, new, releases, old.tool, new.tool)]
     for kind, pattern in (("default_changed", DEFAULT), ("values_changed", ALLOWED)):
         was, now = stated(pattern, old.description), stated(pattern, new.description)
-        if was != now and (was or now):
+        if was and now and was.lower() != now.lower():  # both sides state one: a change of value
             return [_change(kind, old, new, releases, was, now)]
     if old.description != new.description:
         return [_change("description_changed", old, new, releases)]

@@ -32,7 +32,8 @@ def _pair(releases: Releases, older: str | None, newer: str | None) -> tuple[str
     position = releases.items.index(found["to"])
     if "from" not in found:
         if position == 0:
-            raise ServiceError(f"{found['to'].name!r} is the oldest release: give --from", param="from")
+            raise ServiceError(f"{found['to'].name!r} is the oldest release: nothing comes before it",
+                               param="to")
         found["from"] = releases.items[position - 1]
     if releases.items.index(found["from"]) >= position:
         raise ServiceError(f"--from {found['from'].name} ({found['from'].date}) is not older than "
@@ -57,6 +58,7 @@ def release_changes(storage: str | Path, older: str | None = None, newer: str | 
     if table is None:
         raise ServiceError(f"{storage} has no {CHANGES_TABLE} table: run `edaqa index` on it again",
                            status=NOT_FOUND)
+    option = option if option is None or option.startswith("-") else f"-{option}"
     rows = [r for r in table.iter_rows(named=True)
             if r["from_release"] == older and r["to_release"] == newer
             and (tool is None or r["tool"] == tool) and (command is None or r["command"] == command)

@@ -246,8 +246,9 @@ class EdaqaService:
 
         asked = self.check_release(release)
         chosen, why = self.pick_release(question, asked, earlier)
-        pair = None if asked else self.releases.change_pair(question)
-        changes = asked_changes(self.release_changes(), question, pair) if pair else []
+        pair = None if asked or not self.release_changes() else self.releases.change_pair(question)
+        recognised, changes = asked_changes(self.release_changes(), question, pair) if pair else (False, [])
+        pair = pair if recognised else None  # a change question about nothing it can name: as usual
         if pair:  # what changed: both sides of each change; nothing changed: the newer release
             chosen, why = pair[1], (f"changes from {pair[0]}" if changes else f"no change since {pair[0]}")
         started = time.perf_counter()
@@ -255,7 +256,10 @@ class EdaqaService:
             lines = self.snapshot.line_structure  # the parser's kind of each cited line
             items = tuple(replace(item, line_kinds=lines.kinds(item.doc, range(item.start_line, item.end_line + 1)))
                           for item in change_items(changes, k))
-            return Routed(Retrieval(method, question, items), chosen, why, changes[:k], pair, 0.0)
+            shown = {(i.doc, i.start_line) for i in items}
+            changes = [c for c in changes if (c["old_doc"], c["old_start"]) in shown
+                       or (c["new_doc"], c["new_start"]) in shown]
+            return Routed(Retrieval(method, question, items), chosen, why, changes, pair, 0.0)
         retriever = self.retriever(method, answerer, chosen)  # built once per release
         build_ms = (time.perf_counter() - started) * 1000
         result = self.within(retriever.retrieve(question, k), chosen)
@@ -292,14 +296,14 @@ class EdaqaService:
                                      answer_format=answer_format(), draft=result.draft,
                                      temperature=temperature, on_claim=on_claim)
         if changes:  # each change's sides, verified against their own rows, lead the answer
-            answer = with_change_claims(answer, changes[:k])
+            answer = with_change_claims(answer, changes)
         answer_ms = (time.perf_counter() - started) * 1000
         ids = {n.item.evidence_id: n.id for n in answer.evidence}
         fallbacks = list(result.trace.get("model_fallbacks", ()))  # model steps of the retrieval
         return {
             "question": rewrite.question, **rewrite.to_json(), "method": method,
             **({"release": release, "release_from": release_from} if release else {}),
-            **({"changes": [as_record(c) for c in changes[:k]]} if pair else {}), **answer.to_json(),
+            **({"changes": [as_record(c) for c in changes]} if pair else {}), **answer.to_json(),
             **({"retrieval_fallbacks": fallbacks} if fallbacks else {}),
             "retrieval_ms": round(retrieval_ms, 2), "answer_ms": round(answer_ms, 2),
             "evidence": [{**({"id": ids[e.evidence_id]} if e.evidence_id in ids else {}),

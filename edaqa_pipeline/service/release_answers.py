@@ -28,23 +28,32 @@ KIND_ORDER = ("default_changed", "values_changed", "option_removed", "option_add
               "command_added", "moved", "description_changed")
 
 
-def asked_changes(rows: Sequence[dict[str, Any]], question: str, pair: tuple[str, str]) -> list[dict[str, Any]]:
-    """The changes from ``pair[0]`` to ``pair[1]`` that ``question`` is about."""
+def asked_changes(rows: Sequence[dict[str, Any]], question: str,
+                  pair: tuple[str, str]) -> tuple[bool, list[dict[str, Any]]]:
+    """(whether the question names an option, command or manual, the changes from
+    ``pair[0]`` to ``pair[1]`` it is about): those of the options it names (of the commands it
+    names, when it names both), else of its commands, else of its manuals."""
     mine = [r for r in rows if (r["from_release"], r["to_release"]) == pair]
     options = set(OPTION.findall(question))
     words = {w.lower() for w in WORD.findall(question)}
+    known_commands = {r["command"].lower() for r in rows}
+    named_commands = words & known_commands
     if options:
-        found = [r for r in mine if r["option"] in options]
+        found = [r for r in mine if r["option"] in options
+                 and (not named_commands or r["command"].lower() in named_commands)]
     else:
-        found = [r for r in mine if r["command"].lower() in words] or \
+        found = [r for r in mine if r["command"].lower() in named_commands] or \
             [r for r in mine if r["tool"].lower() in words]
-    return sorted(found, key=lambda r: (KIND_ORDER.index(r["kind"]), r["tool"], r["command"], r["option"]))
+    recognised = bool(options or named_commands or words & {r["tool"].lower() for r in rows})
+    return recognised, sorted(found, key=lambda r: (KIND_ORDER.index(r["kind"]), r["tool"], r["command"], r["option"]))
 
 
 def change_items(changes: Sequence[dict[str, Any]], k: int) -> list[EvidenceItem]:
-    """Both sides of the first ``k`` changes as evidence items, old side first."""
+    """The sides of the changes as evidence items, old side first, at most ``k`` items."""
     items: dict[str, EvidenceItem] = {}
-    for row in changes[:k]:
+    for row in changes:
+        if len(items) + sum(bool(row[f"{s}_doc"]) for s in ("old", "new")) > k:
+            break
         for side in ("old", "new"):
             if row[f"{side}_doc"]:
                 item = EvidenceItem(chunk_id="", doc=row[f"{side}_doc"], text=row[f"{side}_text"],
@@ -63,6 +72,7 @@ def with_change_claims(answer: Answer, changes: Sequence[dict[str, Any]]) -> Ans
     shown = {c.text for c in found}
     claims = [*found, *(c for c in answer.claims if c.text not in shown)][:MAX_CLAIMS]
     first = changes[0]
-    words = ", ".join(dict.fromkeys(c["kind"].replace("_", " ") for c in changes))
-    lead = f"From {first['from_release']} to {first['to_release']} ({words}):"
+    listed = "; ".join(f"{c['option'] + ' of ' if c['option'] else ''}{c['command']}: "
+                       f"{c['kind'].replace('_', ' ')}" for c in changes)
+    lead = f"From {first['from_release']} to {first['to_release']} ({listed}):"
     return replace(answer, claims=tuple(claims), not_in_documents=False, lead=lead)
