@@ -337,3 +337,25 @@ def test_a_change_question_is_answered_from_both_releases_and_a_control_gets_no_
 def test_a_question_about_a_change_names_the_two_releases(tmp_path: Path, question: str,
                                                           pair: tuple[str, str] | None) -> None:
     assert _two(tmp_path).change_pair(question) == pair
+
+
+def test_a_vector_taken_by_text_is_checked_against_a_fresh_encoding() -> None:
+    """The check behind sharing vectors across releases: a vector taken for an identical text
+    must be the bytes a fresh encoding gives, and a wrong one is named."""
+    import numpy as np
+    import polars as pl
+
+    from edaqa_pipeline.retrieval.embedder import Embedder, text_hash, vector_series
+    from edaqa_pipeline.retrieval.encoders import base_encoder
+
+    encoder = base_encoder("")
+    text = "Specifies the maximum number of sinks per cluster."
+    right = encoder.encode([text], stable=True)
+    for stored, problems in ((right, 0), (np.roll(right, 1, axis=1), 1)):
+        earlier = pl.DataFrame({"item_id": ["or24/chunk"], "text_hash": [text_hash(text)],
+                                "encoder_id": [encoder.encoder_id]}).with_columns(
+            vector_series("vector", stored, encoder.dim))
+        embedder = Embedder.from_frames(encoder, earlier, kind="chunk")
+        embedder.embed("chunk", ["or26/chunk"], [text])
+        assert embedder.shared == 1 and embedder.encoded == 0
+        assert len(embedder.recheck_shared()) == problems

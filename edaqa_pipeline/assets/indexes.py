@@ -92,10 +92,13 @@ def chunk_embeddings(context: AssetExecutionContext, chunks: dict[str, pl.DataFr
                                           keys, lance_store.to_arrow(rows, vectors_of(frame), schema))
     results: dict[str, DocumentResult] = {}
     by_document = frame.partition_by("document", as_dict=True, maintain_order=True)
+    document_of = dict(zip(frame["chunk_id"].to_list(), frame["document"].to_list(), strict=True))
+    stale = embedder.recheck_shared()  # vectors taken from other releases, re-encoded (a sample)
     for key in keys:
         df = by_document.get((key,), frame.clear())
         vectors = vectors_of(df).reshape(-1, encoder.dim)
         problems = vector_problems(vectors, encoder.dim)
+        problems += [p for p in stale if document_of.get(p.split(":", 1)[0]) == key]
         if df.height != chunks[key].height:
             problems.append(f"{df.height} vectors for {chunks[key].height} chunks")
         results[key] = DocumentResult(

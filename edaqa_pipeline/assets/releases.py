@@ -27,6 +27,7 @@ from dagster import (
     asset,
 )
 
+from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
 from edaqa_pipeline.corpus.releases import Releases
 from edaqa_pipeline.graphs import release_changes as changes
@@ -61,6 +62,9 @@ def citation_problems(frame: pl.DataFrame, nodes: pl.DataFrame) -> list[str]:
     kinds={"python", "polars", "parquet"},
     code_version="1",
     ins={"elements": AssetIn(metadata=ALL_PARTITIONS)},
+    # after every per-document step of a build, as every cross-document asset is: a build
+    # whose corpus assets are older than a document's tables counts as interrupted
+    deps=[a for a in DOCUMENT_ASSETS if a != "elements"],
     automation_condition=CORPUS_CONDITION,
     check_specs=[AssetCheckSpec("cites_both_releases", asset="release_changes", blocking=True,
                                 description="every change cites lines of its own release on each side")],

@@ -20,6 +20,7 @@ HEADLINE: tuple[str, ...] = (
     "span_hit@2048t",
     "span_cover@2048t",
     "span_all@2048t",
+    "wrong_release@2048t",
     "doc_recall@1",
     "doc_recall@5",
     "mrr@10",

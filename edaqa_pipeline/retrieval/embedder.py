@@ -62,6 +62,7 @@ class Embedder:
     reused: int = 0
     shared: int = 0  # new keys whose text a known item has: reused by text, not encoded
     by_text: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    shared_texts: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
 
     @classmethod
     def from_frames(cls, encoder: Encoder, *frames: pl.DataFrame | None, kind: str = "",
@@ -86,9 +87,11 @@ class Embedder:
         """One vector per item, row-aligned with ``ids``; missing ones encoded in one batch."""
         keys = [self.key(kind, i, t) for i, t in zip(ids, texts, strict=True)]
         missing = list(dict.fromkeys(k for k in keys if k not in self.known))
+        text_of = dict(zip(keys, texts, strict=True))
         for k in missing:
             if (k[0], k[2], k[3]) in self.by_text:
                 self.known[k] = self.by_text[(k[0], k[2], k[3])]
+                self.shared_texts[k] = text_of[k]
                 self.shared += 1
         missing = [k for k in missing if k not in self.known]
         if missing:
@@ -101,6 +104,18 @@ class Embedder:
         if not keys:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         return np.stack([self.known[k] for k in keys]).astype(np.float32, copy=False)
+
+    def recheck_shared(self, sample: int = 8) -> list[str]:
+        """Items whose vector, taken from an identical text of another item, is not the bytes
+        a fresh encoding gives (a sample of ``sample``, the same each run): what makes taking
+        vectors by text safe is checked, not assumed."""
+        keys = sorted(self.shared_texts)[:sample]
+        if not keys:
+            return []
+        fresh = self.encoder.encode([self.shared_texts[k] for k in keys], stable=True)
+        return [f"{k[1]}: the vector taken from an identical text differs from its fresh encoding"
+                for k, vector in zip(keys, fresh, strict=True)
+                if not np.array_equal(np.asarray(vector, np.float32), np.asarray(self.known[k], np.float32))]
 
     def frame(self, kind: str, ids: Sequence[str], texts: Sequence[str],
               extra: Mapping[str, Sequence[object]] | None = None) -> pl.DataFrame:
