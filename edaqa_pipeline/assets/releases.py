@@ -29,7 +29,7 @@ from dagster import (
 
 from edaqa_pipeline.assets.partitions import DOCUMENT_ASSETS
 from edaqa_pipeline.assets.units import ALL_PARTITIONS, CORPUS_CONDITION, concat
-from edaqa_pipeline.corpus.releases import Releases
+from edaqa_pipeline.corpus.releases import Releases, key_release
 from edaqa_pipeline.graphs import release_changes as changes
 from edaqa_pipeline.graphs.elements import graph
 from edaqa_pipeline.resources import PipelineSettings
@@ -50,7 +50,7 @@ def citation_problems(frame: pl.DataFrame, nodes: pl.DataFrame) -> list[str]:
             doc, start, end = row[f"{side}_doc"], row[f"{side}_start"], row[f"{side}_end"]
             if not sides[side]:
                 continue
-            if not doc.startswith(f"{release}/") or start is None or end is None \
+            if key_release(doc) != release or start is None or end is None \
                     or not 1 <= start <= end <= spans.get(doc, 0):
                 problems.append(f"{row['change_id']} ({row['kind']} {row['command']} {row['option']}): "
                                 f"{side} side {doc}:{start}-{end} is not lines of release {release}")

@@ -93,12 +93,12 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     print(f"Q: {args.question}\n\n{record['answer']}\n")
     if record.get("release"):
         print(f"Release: {record['release']} ({record['release_from']})")
+    from edaqa_pipeline.service.changes import change_values
+
     for change in record.get("changes", ()):
-        values = " -> ".join(change[s].get("value") or "(not stated)" for s in ("old", "new") if s in change)
         cited = "; ".join(change[s]["citation"] for s in ("old", "new") if s in change)
-        valued = change["kind"] in ("default_changed", "values_changed")
         print(f"  {change['option'] or change['command']}: {change['kind'].replace('_', ' ')}"
-              f"{': ' + values if valued else ''} [{cited}]")
+              f"{change_values(change)} [{cited}]")
     for reason in record.get("retrieval_fallbacks", ()):
         print(f"note: {reason}", file=sys.stderr)
     if "fallback_reason" in record:

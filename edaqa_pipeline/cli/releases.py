@@ -157,7 +157,7 @@ def _side(label: str, side: dict[str, Any] | None) -> str:
 
 def _cmd_changes(args: argparse.Namespace) -> int:
     from edaqa_pipeline import service
-    from edaqa_pipeline.service.changes import release_changes
+    from edaqa_pipeline.service.changes import change_values, release_changes
 
     try:
         report = release_changes(args.storage, args.from_, args.to, tool=args.tool,
@@ -177,10 +177,7 @@ def _cmd_changes(args: argparse.Namespace) -> int:
         if (change["tool"], change["command"]) != command:
             command = (change["tool"], change["command"])
             print(f"\n{change['command']} ({change['tool']})")
-        values = [change[s].get("value") for s in ("old", "new") if s in change]
-        detail = f": {' -> '.join(v or '(not stated)' for v in values)}" if change["kind"] in (
-            "default_changed", "values_changed") else ""
-        print(f"  {change['option'] or 'the command'} {CHANGE_WORDS[change['kind']]}{detail}")
+        print(f"  {change['option'] or 'the command'} {CHANGE_WORDS[change['kind']]}{change_values(change)}")
         sys.stdout.write(_side("was", change.get("old")) + _side("now", change.get("new")))
     return 0
 

@@ -58,6 +58,16 @@ CHANGED_IN_BEFORE = re.compile(r"\b(?:new|added|removed|dropped|changed|deprecat
                                r"(?:the\s+)?$", re.IGNORECASE)
 
 
+def release_key(release: str, path: str) -> str:
+    """The document key of ``path`` (relative to its release's folder) in ``release``."""
+    return f"{release}/{path}"
+
+
+def key_release(key: str) -> str:
+    """The release part of a release's document key ("" for a key without one)."""
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
 class ReleaseError(ValueError):
     """A bad release name, date or registry, or a request for a release that is not there."""
 
@@ -146,8 +156,8 @@ class Releases:
 
     def release_of(self, key: str) -> str | None:
         """The release of a document key (None for a corpus without releases)."""
-        head = key.split("/", 1)[0]
-        return head if "/" in key and head in self.names else None
+        head = key_release(key)
+        return head if head in self.names else None
 
     def documents_of(self, name: str, documents: list[str]) -> list[str]:
         return [d for d in documents if self.release_of(d) == name]
@@ -159,7 +169,7 @@ class Releases:
             name = self.release_of(key)
             if name is not None:
                 rest = key.split("/", 1)[1]
-                out += [f"{other}/{rest}" for other in self.names if other != name]
+                out += [release_key(other, rest) for other in self.names if other != name]
         return sorted(set(out) - set(keys))
 
     def path_of(self, key: str) -> Path:
@@ -179,9 +189,9 @@ class Releases:
                                    f"exist; restore it, or drop the release with `edaqa releases "
                                    f"--remove {release.name}`")
             found = scan_corpus(release.root)
-            files += [CorpusFile(f"{release.name}/{f.key}", f.path, f.sha256, f.n_bytes) for f in found.files]
-            refused += [(f"{release.name}/{n}", p) for n, p in found.refused]
-            skipped += [(f"{release.name}/{n}", t) for n, t in found.skipped]
+            files += [CorpusFile(release_key(release.name, f.key), f.path, f.sha256, f.n_bytes) for f in found.files]
+            refused += [(release_key(release.name, n), p) for n, p in found.refused]
+            skipped += [(release_key(release.name, n), t) for n, t in found.skipped]
         return CorpusScan(sorted(files, key=lambda f: f.key), refused, skipped)
 
     def route(self, question: str) -> str | None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from edaqa_pipeline.corpus.releases import release_key
+
 log = logging.getLogger(__name__)
 
 QAFormat = Literal["auto", "edaqa", "ordqa"]
@@ -167,7 +169,7 @@ def _parse_span(span: Any, path: Path, line_no: int, release: str | None = None)
     release = span.get("release", release)
     if release is not None and (not isinstance(release, str) or not release or "/" in release):
         raise _fail(path, line_no, "evidence 'release' must be a release name")
-    return (f"{release}/{span['doc']}" if release else span["doc"], start, end, page)
+    return (release_key(release, span["doc"]) if release else span["doc"], start, end, page)
 
 
 def _dedupe(values: list[str]) -> tuple[str, ...]:

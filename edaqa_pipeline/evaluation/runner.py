@@ -32,6 +32,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from edaqa_pipeline.corpus.releases import key_release
 from edaqa_pipeline.evaluation import metrics as m
 from edaqa_pipeline.evaluation.atomic import Embed, MemoEmbed, atomic_rouge
 from edaqa_pipeline.evaluation.citations import (
@@ -235,7 +236,7 @@ def run_evaluation(
                     scores[f"system_recall@{k}"] = _r(system_recall)
                 if item.release and packed:  # what the question is about, whatever answered it
                     scores["wrong_release@2048t"] = _r(
-                        sum(not e.doc.startswith(f"{item.release}/") for e in packed) / len(packed))
+                        sum(key_release(e.doc) != item.release for e in packed) / len(packed))
                 release = item.release or (result.trace or {}).get("release")
                 if extra_scores is not None:
                     scores.update({name: _r(v) for name, v in extra_scores(item, evidence, text).items()
@@ -257,8 +258,8 @@ def run_evaluation(
                         "reference_answer": item.answer,
                         "answer": text,
                         "retrieval_ms": _r(elapsed_ms),
-                        "evidence": [{**e.to_json(), **({"release": e.doc.split("/", 1)[0]}
-                                                        if release and "/" in e.doc else {})}
+                        "evidence": [{**e.to_json(), **({"release": key_release(e.doc)}
+                                                        if release and key_release(e.doc) else {})}
                                      for e in evidence],
                         "scores": scores,
                         **row_extra,

@@ -25,8 +25,9 @@ from typing import Any
 
 import polars as pl
 
+from edaqa_pipeline.corpus.releases import key_release
 from edaqa_pipeline.graphs.elements import rules
-from edaqa_pipeline.model import normalise_ws, stable_id
+from edaqa_pipeline.model import EvidenceItem, normalise_ws, stable_id
 from edaqa_pipeline.text import identifiers
 from edaqa_pipeline.text.markup import table_cells
 
@@ -162,8 +163,8 @@ def release_changes(elements: pl.DataFrame, releases: Sequence[str]) -> pl.DataF
     rows_of: dict[str, list[dict[str, Any]]] = {name: [] for name in releases}
     columns = ["document", "ordinal", "element_type", "scope_command", "raw", "meta", "start_line", "end_line"]
     for row in elements.select(columns).iter_rows(named=True) if elements.height else []:
-        head = row["document"].split("/", 1)[0]
-        if "/" in row["document"] and head in rows_of:
+        head = key_release(row["document"])
+        if head in rows_of:
             rows_of[head].append(row)
     changes: list[dict[str, Any]] = []
     for i, older in enumerate(releases):
@@ -172,12 +173,20 @@ def release_changes(elements: pl.DataFrame, releases: Sequence[str]) -> pl.DataF
     return pl.DataFrame(changes, schema=CHANGES_SCHEMA) if changes else pl.DataFrame(schema=CHANGES_SCHEMA)
 
 
+def side_item(row: dict[str, Any], side: str) -> EvidenceItem | None:
+    """The ``old`` or ``new`` side of a change as an evidence item (None when it has none)."""
+    if not row[f"{side}_doc"]:
+        return None
+    return EvidenceItem(chunk_id="", doc=row[f"{side}_doc"], text=row[f"{side}_text"], score=1.0,
+                        path=f"release_changes:{row['kind']}", start_line=row[f"{side}_start"],
+                        end_line=row[f"{side}_end"])
+
+
 def as_record(row: dict[str, Any]) -> dict[str, Any]:
     """A change as ``edaqa changes --json`` gives it: both sides with their citations."""
     out = {k: row[k] for k in ("kind", "tool", "command", "option", "from_release", "to_release")}
     for side in ("old", "new"):
-        if row[f"{side}_doc"]:
-            start, end = row[f"{side}_start"], row[f"{side}_end"]
-            out[side] = {"citation": f"{row[f'{side}_doc']}:L{start}" + (f"-L{end}" if end != start else ""),
-                         "text": row[f"{side}_text"], **({"value": row[f"{side}_value"]} if row[f"{side}_value"] else {})}
+        if (item := side_item(row, side)) is not None:
+            out[side] = {"citation": item.citation(), "text": item.text,
+                         **({"value": row[f"{side}_value"]} if row[f"{side}_value"] else {})}
     return out

@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edaqa_pipeline.corpus.releases import ReleaseError, Releases
 from edaqa_pipeline.graphs.release_changes import as_record
 from edaqa_pipeline.service.errors import BAD_REQUEST, CONFLICT, NOT_FOUND, ServiceError
 
+if TYPE_CHECKING:
+    import polars as pl
+
 CHANGES_TABLE = "release_changes"
+
+
+def changes_table(storage: Path) -> pl.DataFrame | None:
+    """The storage root's ``release_changes`` table (None before it was built)."""
+    from edaqa_pipeline.storage.tables import read_table
+
+    return read_table(Path(storage) / "tables", CHANGES_TABLE)
 
 
 def _pair(releases: Releases, older: str | None, newer: str | None) -> tuple[str, str]:
@@ -46,15 +56,13 @@ def release_changes(storage: str | Path, older: str | None = None, newer: str | 
                     option: str | None = None) -> dict[str, Any]:
     """The changes from ``older`` to ``newer`` (default: the two newest releases), narrowed
     to a tool (``cts``: the manual's name), a command or an option."""
-    from edaqa_pipeline.storage.tables import read_table
-
     storage = Path(storage)
     try:
         releases = Releases.load(storage)
     except ReleaseError as exc:
         raise ServiceError(str(exc), status=CONFLICT) from None
     older, newer = _pair(releases, older, newer)
-    table = read_table(storage / "tables", CHANGES_TABLE)
+    table = changes_table(storage)
     if table is None:
         raise ServiceError(f"{storage} has no {CHANGES_TABLE} table: run `edaqa index` on it again",
                            status=NOT_FOUND)
@@ -68,3 +76,10 @@ def release_changes(storage: str | Path, older: str | None = None, newer: str | 
             "filters": {k: v for k, v in (("tool", tool), ("command", command), ("option", option)) if v},
             "counts": dict(sorted(Counter(r["kind"] for r in rows).items())),
             "changes": [as_record(r) for r in rows]}
+
+
+def change_values(change: dict[str, Any]) -> str:
+    """": 250 -> 500" for a change of value (a side that states none: "(not stated)"), else ""."""
+    if change["kind"] not in ("default_changed", "values_changed"):
+        return ""
+    return ": " + " -> ".join(change[s].get("value") or "(not stated)" for s in ("old", "new") if s in change)

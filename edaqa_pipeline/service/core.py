@@ -134,9 +134,9 @@ class EdaqaService:
     def release_changes(self) -> list[dict[str, Any]]:
         """The rows of ``release_changes`` (read once; [] without releases or the table)."""
         if self._changes is None:
-            from edaqa_pipeline.storage.tables import read_table
+            from edaqa_pipeline.service.changes import changes_table
 
-            table = read_table(self.storage / "tables", "release_changes") if self.releases else None
+            table = changes_table(self.storage) if self.releases else None
             self._changes = table.to_dicts() if table is not None else []
         return self._changes
 

@@ -19,6 +19,7 @@ from typing import Any
 from edaqa_pipeline.generation.answer import Answer
 from edaqa_pipeline.generation.change_claims import change_claims
 from edaqa_pipeline.generation.grounded import MAX_CLAIMS
+from edaqa_pipeline.graphs.release_changes import side_item
 from edaqa_pipeline.model import EvidenceItem
 
 OPTION = re.compile(r"(?<![\w-])-[A-Za-z]\w*")
@@ -55,10 +56,7 @@ def change_items(changes: Sequence[dict[str, Any]], k: int) -> list[EvidenceItem
         if len(items) + sum(bool(row[f"{s}_doc"]) for s in ("old", "new")) > k:
             break
         for side in ("old", "new"):
-            if row[f"{side}_doc"]:
-                item = EvidenceItem(chunk_id="", doc=row[f"{side}_doc"], text=row[f"{side}_text"],
-                                    score=1.0, path=f"release_changes:{row['kind']}",
-                                    start_line=row[f"{side}_start"], end_line=row[f"{side}_end"])
+            if (item := side_item(row, side)) is not None:
                 items.setdefault(item.evidence_id, item)
     return list(items.values())
 
