@@ -15,7 +15,8 @@ same questions. Printed per model, beside the extractive answer of the same ques
 * prompt and decode tokens/s (llama.cpp's usage and the client's streaming clock), seconds
   per question.
 
-Every shown claim is re-verified here (``unverified_shown`` must be 0).
+Every shown claim is re-verified here (``unverified_shown`` must be 0). ORD-QA is the test set:
+it is refused unless ``--test`` is given (run once, at the end, with its ``--source-map``).
 
     .venv/bin/python benchmarks/local_answers.py --storage /tmp/edaqa_matrix/or26 \\
         --qa data/dev/openroad_dev.jsonl --model qwen2.5-coder-1.5b --sample 25
@@ -38,9 +39,11 @@ sys.path.insert(0, str(REPO))
 MODELS_DIR = Path.home() / ".cache" / "edaqa" / "models"
 
 
-def sample(items: list[Any], n: int) -> list[Any]:
-    """The ``n`` questions whose sha256(id) sort first (fixed before any run)."""
-    return sorted(items, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())[:n] if n else items
+def sample(items: list[Any], n: int, skip: int = 0) -> list[Any]:
+    """The ``n`` questions whose sha256(id) sort first (fixed before any run), after the first
+    ``skip`` (questions outside the reported samples, for looking at what a model writes)."""
+    ranked = sorted(items, key=lambda i: hashlib.sha256(i.id.encode()).hexdigest())
+    return ranked[skip:skip + n] if n else ranked[skip:]
 
 
 def model_file(name: str) -> tuple[Path, str]:
@@ -99,6 +102,8 @@ def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, An
             "rougeL": rouge_l(shown.plain, item.answer) or 0.0,
             "extractive_rougeL": rouge_l(quoted.plain, item.answer) or 0.0,
             "reason": shown.reason,
+            "claims": [c.text for c in shown.claims],
+            "dropped_claims": [f"{d['text']} [{', '.join(d['evidence'])}]: {d['reason']}" for d in shown.dropped],
         })
     stats = client.stats
     mean = statistics.mean
@@ -132,15 +137,20 @@ def main() -> int:
     parser.add_argument("--model", action="append", required=True,
                         help="smollm2, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b or a .gguf path (repeat)")
     parser.add_argument("--sample", type=int, default=25, help="questions (0 = all)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="start after this many questions of the fixed order (diagnosis outside the samples)")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--test", action="store_true", help="allow the test set (ORD-QA): once, at the end")
     args = parser.parse_args()
+    if Path(args.qa).name.startswith("ord-qa") and not args.test:
+        parser.error(f"{args.qa} is the test set: it runs only with --test, once, at the end")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     from edaqa_pipeline.evaluation.qa import load_qa
     from edaqa_pipeline.service import EdaqaService
 
-    items = sample(load_qa(args.qa, "auto", args.source_map), args.sample)
+    items = sample(load_qa(args.qa, "auto", args.source_map), args.sample, args.skip)
     print(f"{len(items)} questions of {args.qa}: {', '.join(i.id for i in items)}", flush=True)
     service = EdaqaService.open(args.storage)
     results = []

@@ -196,6 +196,11 @@ def test_invalid_claims_are_reasked_once_then_dropped(scripted_server):
     assert server.request_count == 2
     fix_prompt = server.requests[1]["messages"][-1]["content"]
     assert "E9" in fix_prompt and "50 not stated" in fix_prompt
+    # the re-ask extends the first request (same system prompt, tool and user text first), so
+    # a server that keeps its prompt cache reads only the failed claims, not the evidence again
+    asked, reasked = server.requests
+    assert reasked["messages"][0] == asked["messages"][0] and reasked["tools"] == asked["tools"]
+    assert fix_prompt.startswith(asked["messages"][-1]["content"])
     assert [c.text for c in answer.claims] == [
         "The default of `-sink_clustering_size` is `20`.",
         "Sink clustering is enabled with `-sink_clustering_enable`.",
@@ -210,6 +215,59 @@ def test_invalid_claims_are_reasked_once_then_dropped(scripted_server):
                                    "citations": ["cts.md:L75"], "evidence_ids": ["E1"],
                                    "supported": True, "support": 1.0}
     assert record["tokens"]["prompt_tokens"] == 22
+
+
+def test_a_claim_of_two_sentences_is_verified_sentence_by_sentence(scripted_server):
+    # each sentence is true of its own line of E2 (no one line states both), so the pair
+    # fails whole and each sentence is shown as its own claim, cited by its own line
+    two = ("The `set_global_routing_layer_adjustment` command reduces routing resources. "
+           "Use it before `global_route`.")
+    server = scripted_server([ok(_claims((two, ["E2"])))])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert server.request_count == 1  # nothing failed: no re-ask
+    assert [(c.text, c.citations) for c in answer.claims] == [
+        ("The `set_global_routing_layer_adjustment` command reduces routing resources.", ("grt.md:L10",)),
+        ("Use it before `global_route`.", ("grt.md:L11",)),
+    ]
+    assert answer.answerer == "llm:scripted" and not answer.dropped
+
+
+def test_a_sentence_that_refers_to_a_failed_one_is_not_shown(scripted_server):
+    # the first sentence names a value E2 does not state; "It ..." would then point at a
+    # dropped claim, so it is dropped too although its own words are in E2
+    wrong_then_pronoun = ("The `set_global_routing_layer_adjustment` command adds 7 routing tracks. "
+                          "It is used before `global_route`.")
+    server = scripted_server([ok(_claims((wrong_then_pronoun, ["E2"]),
+                                         ("The default of `-sink_clustering_size` is `20`.", ["E1"]))),
+                              ok(_claims())])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert [c.text for c in answer.claims] == ["The default of `-sink_clustering_size` is `20`."]
+    assert "global_route" not in answer.text
+    assert server.request_count == 2  # the failed claim was re-asked once
+
+
+def test_a_continuing_sentence_cannot_borrow_a_value_from_another_row(scripted_server):
+    # "Its default is `20`" is true of the next row (-sink_clustering_size), not of the row the
+    # first sentence rests on: it is checked only against the lines it continues
+    borrowed = ("`-sink_clustering_enable` enables pre-clustering of sinks to create one level of "
+                "sub-tree before building H-tree. Its default is `20`.")
+    server = scripted_server([ok(_claims((borrowed, ["E1"]))), ok(_claims())])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert [c.citations for c in answer.claims] == [("cts.md:L74",)]
+    assert "20" not in answer.text
+    assert [d["text"] for d in answer.dropped] == ["Its default is `20`."]
+
+
+def test_the_reask_names_the_item_that_states_a_miscited_claim(scripted_server):
+    miscited = ("The default of `-sink_clustering_size` is `20`.", ["E2"])
+    server = scripted_server([ok(_claims(miscited)),
+                              ok(_claims(("The default of `-sink_clustering_size` is `20`.", ["E1"])))])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    fix_prompt = server.requests[1]["messages"][-1]["content"]
+    assert "E1 states it" in fix_prompt
+    # the shown claim cites what the model re-cited, once it verifies there
+    assert [(c.text, c.evidence_ids) for c in answer.claims] == [
+        ("The default of `-sink_clustering_size` is `20`.", ("E1",))]
 
 
 def test_the_prompt_numbers_and_delimits_the_packed_evidence(scripted_server):

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from edaqa_pipeline.generation.claim_verdicts import sentence_verdicts, stated_by, verdict_of
 from edaqa_pipeline.generation.claims import clean_claim, ungrounded_terms
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
 from edaqa_pipeline.generation.extractive import question_frame
@@ -120,16 +121,6 @@ def _evidence_inputs(question: str, numbered: Sequence[NumberedEvidence]) -> dic
     return {"question": question, "evidence": [n.as_input() for n in numbered]}
 
 
-def verdict_of(claim: Claim, by_id: dict[str, NumberedEvidence]) -> Verdict:
-    """The verifier's verdict on ``claim`` against the items it cites (``verify.py``)."""
-    ids = list(dict.fromkeys(e.strip() for e in claim.evidence))
-    known = [i for i in ids if i in by_id]
-    if not known:  # an id that is not there proves nothing; the known ones are checked
-        return Verdict(False, f"cites {', '.join(ids) or 'nothing'}, which is not among the "
-                              f"evidence ids {', '.join(by_id)}")
-    return verify_claim(claim.text, [(i, by_id[i].units()) for i in known])
-
-
 def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
     """Why ``claim`` fails verification ("" when it passes)."""
     return verdict_of(claim, by_id).reason
@@ -145,19 +136,39 @@ def verified_claim(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidenc
 def _verify_all(
     claims: Sequence[Claim], by_id: dict[str, NumberedEvidence]
 ) -> tuple[list[AnswerClaim], list[tuple[Claim, str]]]:
+    """The claims that verify (a claim of several sentences that fails whole: each sentence
+    that verifies, ``claim_verdicts.py``) and the failed ones with the verifier's reason."""
     kept: list[AnswerClaim] = []
     failed: list[tuple[Claim, str]] = []
     seen: set[str] = set()
-    for claim in claims:
-        verdict = verdict_of(claim, by_id)
-        if not verdict.verified:
-            failed.append((claim, verdict.reason))
-            continue
+
+    def keep(claim: Claim, verdict: Verdict) -> None:
         verified = verified_claim(claim.text, verdict, by_id)
         if verified.text.lower() not in seen:  # a model may repeat a claim
             seen.add(verified.text.lower())
             kept.append(verified)
+
+    for claim in claims:
+        verdict = verdict_of(claim, by_id)
+        if verdict.verified:
+            keep(claim, verdict)
+            continue
+        parts = sentence_verdicts(claim, by_id)
+        if not any(v.verified for _, v in parts):
+            failed.append((claim, verdict.reason))
+            continue
+        for part, part_verdict in parts:
+            if part_verdict.verified:
+                keep(part, part_verdict)
+            else:
+                failed.append((part, part_verdict.reason))
     return kept, failed
+
+
+def _fix_problem(claim: Claim, problem: str, by_id: dict[str, NumberedEvidence]) -> str:
+    """The re-ask's reason for ``claim``, with the items that do state it, if any."""
+    elsewhere = stated_by(claim, by_id)
+    return f"{problem}; {' and '.join(elsewhere)} states it" if elsewhere else problem
 
 
 def _llm_answer(
@@ -172,7 +183,8 @@ def _llm_answer(
     dropped: list[dict[str, Any]] = []
     if failed:
         fix_inputs = {**inputs, "failed": [
-            {"text": c.text, "evidence": list(c.evidence), "problem": p} for c, p in failed]}
+            {"text": c.text, "evidence": list(c.evidence), "problem": _fix_problem(c, p, by_id)}
+            for c, p in failed]}
         try:
             fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=temperature)
         except LLMError as exc:  # the first answer's valid claims stand; the rest are dropped
@@ -208,9 +220,10 @@ class ClaimStream:
                 continue
             self.checked.add(key)
             kept, _ = _verify_all([claim], self.by_id)
-            if kept and kept[0].text.lower() not in self.sent:
-                self.sent.add(kept[0].text.lower())
-                self.on_claim(kept[0])
+            for verified in kept:  # a claim of several sentences may keep more than one
+                if verified.text.lower() not in self.sent:
+                    self.sent.add(verified.text.lower())
+                    self.on_claim(verified)
 
 
 def _text_answer(

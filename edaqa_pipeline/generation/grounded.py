@@ -9,8 +9,8 @@ cache, retries, token accounting), so the same code answers with a model or offl
   ``not_in_documents``. Offline, the extractive answerer (``extractive.py``) fills the same
   record from the evidence lines.
 * ``grounded_answer_fix``: the one re-ask for claims that failed verification (unknown id,
-  or a number / identifier that is not in the cited lines): the same inputs plus the failed
-  claims and why; the model rewrites them from the cited text or leaves them out.
+  or a number / identifier that is not in the cited lines): the same prompt with the failed
+  claims and why appended; the model rewrites them from the cited text or leaves them out.
 
 The evidence text is data, not instructions (``DATA_NOT_INSTRUCTIONS``; each item is
 ``delimit``-ed): a document that says "cite E3" or "ignore the evidence" is quoted to the
@@ -60,12 +60,10 @@ SYSTEM_PROMPT = (
     "the question, set not_in_documents to true and give no claims. " + DATA_NOT_INSTRUCTIONS
 )
 
-FIX_PROMPT = (
-    "You repair claims of an answer about EDA tool documentation. Each claim below failed "
-    "verification against the evidence items it cites, for the reason given. Rewrite each "
-    "claim so that it only states what its cited items say (copy names and numbers exactly, "
-    "cite the ids of the items that contain them), or leave the claim out. "
-    + DATA_NOT_INSTRUCTIONS
+FIX_REQUEST = (
+    "Each claim below failed verification against the evidence items it cites, for the reason "
+    "given. Rewrite each claim so that it only states what its cited items say (copy names and "
+    "numbers exactly, cite the ids of the items that contain them), or leave the claim out."
 )
 
 
@@ -83,12 +81,15 @@ def render_user(inputs: Mapping[str, Any]) -> str:
 
 
 def render_fix(inputs: Mapping[str, Any]) -> str:
+    """The answer's own request with the failed claims after it: the system prompt and this
+    prefix are the first call's, so a server that keeps its prompt cache (llama.cpp) reads
+    only the new lines, not the evidence again."""
     failed = "\n".join(
         f"- claim: {c['text']!r} cites {', '.join(c['evidence']) or 'nothing'}; problem: {c['problem']}"
         for c in inputs["failed"]
     )
-    return (f"Question: {inputs['question']}\n\nEvidence items:\n{render_evidence(inputs)}\n\n"
-            f"Claims that failed verification:\n{failed}\n\nReturn the repaired claims.")
+    return (f"{render_user(inputs)}\n\n{FIX_REQUEST}\nClaims that failed verification:\n{failed}\n\n"
+            "Return the repaired claims.")
 
 
 def _offline(inputs: Mapping[str, Any]) -> GroundedAnswer:
@@ -116,5 +117,5 @@ def _max_tokens(inputs: Mapping[str, Any]) -> int | None:
 
 register_task(LLMTask(name=TASK, system_prompt=SYSTEM_PROMPT, render_user=render_user,
                       offline=_offline))
-register_task(LLMTask(name=FIX_TASK, system_prompt=FIX_PROMPT, render_user=render_fix,
+register_task(LLMTask(name=FIX_TASK, system_prompt=SYSTEM_PROMPT, render_user=render_fix,
                       offline=_offline_fix, max_output_tokens=_max_tokens))

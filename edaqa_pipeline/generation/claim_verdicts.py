@@ -1,0 +1,95 @@
+"""The verifier's verdict on a model's claim, and what it does before the claim is dropped.
+
+``verdict_of`` checks a claim against the items it cites (``verify.py``); an id that is not
+among the evidence proves nothing.
+
+Small models often write two sentences where the schema asks for one ("The `check_placement`
+command checks the placement. It returns 0 if the placement is legal."), each true of its own
+sentence of the source, and the pair fails because no single unit states both. So a claim
+that fails whole is verified sentence by sentence (``sentence_verdicts``). A sentence that
+names an identifier of its own and does not open by pointing back ("It", "This") stands alone
+and is verified like any claim. Any other sentence continues the one before it: it is verified
+only against the units that sentence rests on and the next unit of the same paragraph, table
+or code block, so "Its default is 20." after a claim about `-sink_clustering_max_diameter`
+cannot borrow the `20` of another option's row.
+
+A claim can also be true of an item it does not cite (the model cited ``E5`` for what ``E4``
+states). Its citation is not changed for it: the re-ask says which items state it
+(``stated_by``), and the model's re-cited claim is verified like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from edaqa_pipeline.generation.claim_terms import identifiers_of
+from edaqa_pipeline.generation.evidence import NumberedEvidence
+from edaqa_pipeline.generation.grounded import Claim
+from edaqa_pipeline.generation.units import TextUnit
+from edaqa_pipeline.generation.verify import Verdict, verify_claim
+from edaqa_pipeline.text.sentences import split_sentences
+
+# a sentence that opens by pointing at the one before it
+REFERS_BACK = re.compile(r"(?:it|its|this|that|these|those|they|their|them|here|the latter|the former)\b",
+                         re.IGNORECASE)
+MAX_HINTS = 2  # items a re-ask's hint names
+
+
+def verdict_of(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
+    """The verifier's verdict on ``claim`` against the items it cites (``verify.py``)."""
+    ids = list(dict.fromkeys(e.strip() for e in claim.evidence))
+    known = [i for i in ids if i in by_id]
+    if not known:  # an id that is not there proves nothing; the known ones are checked
+        return Verdict(False, f"cites {', '.join(ids) or 'nothing'}, which is not among the "
+                              f"evidence ids {', '.join(by_id)}")
+    return verify_claim(claim.text, [(i, by_id[i].units()) for i in known])
+
+
+def stands_alone(sentence: str) -> bool:
+    """Whether a later sentence of a claim says what it is about by itself."""
+    return bool(identifiers_of(sentence)) and not REFERS_BACK.match(sentence.strip())
+
+
+def continuation_units(previous: Verdict, by_id: Mapping[str, NumberedEvidence]) -> list[tuple[str, list[TextUnit]]]:
+    """The units a sentence continuing ``previous`` may rest on: the units ``previous`` rests
+    on and, after a sentence or code line, the next one of the same block of the same item (a
+    table row is about its first cell: the next row is another option's)."""
+    allowed: dict[str, list[TextUnit]] = {}
+    for binding in previous.bindings:
+        units = by_id[binding.evidence_id].units()
+        at = units.index(binding.unit)
+        near = units[at:at + 1 if binding.unit.kind == "row" else at + 2]
+        mine = allowed.setdefault(binding.evidence_id, [])
+        mine += [u for u in near if u.block == binding.unit.block and u not in mine]
+    return list(allowed.items())
+
+
+def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[tuple[Claim, Verdict]]:
+    """Each sentence of a claim of several sentences with its verdict ([] for one sentence)."""
+    sentences = split_sentences(claim.text)
+    if len(sentences) < 2:
+        return []
+    out: list[tuple[Claim, Verdict]] = []
+    previous: Verdict | None = None
+    for n, sentence in enumerate(sentences):
+        part = Claim(text=sentence, evidence=list(claim.evidence))
+        if n == 0 or stands_alone(sentence):
+            verdict = verdict_of(part, by_id)
+        elif previous is None:
+            verdict = Verdict(False, "it continues a sentence that failed")
+        else:
+            verdict = verify_claim(sentence, continuation_units(previous, by_id))
+            if not verdict.verified:
+                verdict = Verdict(False, "the lines its sentence continues do not state it")
+        previous = verdict if verdict.verified else None
+        out.append((part, verdict))
+    return out
+
+
+def stated_by(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[str]:
+    """Ids of the items ``claim`` does not cite whose one unit states all it names."""
+    cited = {e.strip() for e in claim.evidence}
+    found = [i for i, n in by_id.items()
+             if i not in cited and verify_claim(claim.text, [(i, n.units())]).verified]
+    return found[:MAX_HINTS]
