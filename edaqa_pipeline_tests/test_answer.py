@@ -232,6 +232,21 @@ def test_a_claim_of_two_sentences_is_verified_sentence_by_sentence(scripted_serv
     assert answer.answerer == "llm:scripted" and not answer.dropped
 
 
+def test_split_claims_never_make_an_answer_longer_than_five_claims(scripted_server):
+    # two claims of three sentences each: no line states a whole claim, every sentence
+    # verifies on its own, and the answer still shows five claims
+    cts = ("`-sink_clustering_enable` enables pre-clustering of sinks to create one level of "
+           "sub-tree before building H-tree. `-sink_clustering_size` specifies the maximum number "
+           "of sinks per cluster. The default of `-sink_clustering_size` is `20`.")
+    grt = ("The `set_global_routing_layer_adjustment` command reduces routing resources. "
+           "Use it before `global_route`. Run `set_global_routing_layer_adjustment Metal2 0.5`.")
+    server = scripted_server([ok(_claims((cts, ["E1"]), (grt, ["E2"])))])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert not answer.dropped and server.request_count == 1  # all six sentences verified
+    assert len(answer.claims) == 5
+    assert answer.claims[0].text.startswith("`-sink_clustering_enable`")
+
+
 def test_a_sentence_that_refers_to_a_failed_one_is_not_shown(scripted_server):
     # the first sentence names a value E2 does not state; "It ..." would then point at a
     # dropped claim, so it is dropped too although its own words are in E2

@@ -221,7 +221,7 @@ class ClaimStream:
             self.checked.add(key)
             kept, _ = _verify_all([claim], self.by_id)
             for verified in kept:  # a claim of several sentences may keep more than one
-                if verified.text.lower() not in self.sent:
+                if verified.text.lower() not in self.sent and len(self.sent) < MAX_CLAIMS:
                     self.sent.add(verified.text.lower())
                     self.on_claim(verified)
 
@@ -355,6 +355,7 @@ def answer_question(
                 reason = failure or "; ".join(r for r in (reason, shown if not extracted else "") if r)
                 if not extracted:
                     abstain, kept = False, claims
+    kept = kept[:MAX_CLAIMS]  # an answer is read at a glance (a model's sentences split may exceed it)
     lead = _grounded_lead(question_frame(question), kept, numbered) if answerer == "extractive" and not abstain else ""
     return Answer(question, tuple(kept), answerer, tuple(numbered), abstain, tuple(dropped),
                   reason, usage, lead)
