@@ -273,6 +273,21 @@ def test_a_continuing_sentence_cannot_borrow_a_value_from_another_row(scripted_s
     assert [d["text"] for d in answer.dropped] == ["Its default is `20`."]
 
 
+def test_a_failed_claim_the_reask_leaves_out_is_reported_dropped(scripted_server):
+    # two failed claims; the re-ask returns one claim of two sentences (both verify), so the
+    # second failed claim was left out and is listed as dropped, however many sentences came back
+    first = _claims(("Sink clustering is enabled with `-sink_clustering_enable`.", ["E9"]),
+                    ("The `set_global_routing_layer_adjustment` command reduces routing resources.", ["E8"]))
+    fixed = _claims(("`-sink_clustering_enable` enables pre-clustering of sinks to create one level of "
+                     "sub-tree before building H-tree. `-sink_clustering_size` specifies the maximum "
+                     "number of sinks per cluster.", ["E1"]))
+    server = scripted_server([ok(first), ok(fixed)])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert len(answer.claims) == 2
+    assert [d["text"] for d in answer.dropped] == [
+        "The `set_global_routing_layer_adjustment` command reduces routing resources."]
+
+
 def test_the_reask_names_the_item_that_states_a_miscited_claim(scripted_server):
     miscited = ("The default of `-sink_clustering_size` is `20`.", ["E2"])
     server = scripted_server([ok(_claims(miscited)),

@@ -195,9 +195,9 @@ def _llm_answer(
         known = {c.text.lower() for c in kept}
         kept += [c for c in again if c.text.lower() not in known]
         dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in still]
-        if len(again) + len(still) < len(failed):  # the rest the model left out
+        if len(fixed.claims) < len(failed):  # the rest the model left out
             dropped += [{"text": c.text, "evidence": list(c.evidence), "reason": p}
-                        for c, p in failed[len(again) + len(still):]]
+                        for c, p in failed[len(fixed.claims):]]
     return not kept, kept, dropped
 
 
