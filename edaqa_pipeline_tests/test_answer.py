@@ -288,6 +288,42 @@ def test_a_failed_claim_the_reask_leaves_out_is_reported_dropped(scripted_server
         "The `set_global_routing_layer_adjustment` command reduces routing resources."]
 
 
+ADJUSTMENT = "The `set_global_routing_layer_adjustment` command reduces routing resources."
+
+
+def test_a_failed_continuing_sentence_is_dropped_not_reasked_alone(scripted_server):
+    # re-asked alone (with "E1 states it"), "Its default is `20`." would verify against the
+    # -sink_clustering_size row and read as the command's default
+    server = scripted_server([ok(_claims((f"{ADJUSTMENT} Its default is `20`.", ["E2"])))])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert server.request_count == 1  # nothing a re-ask may repair
+    assert [c.text for c in answer.claims] == [ADJUSTMENT]
+    assert [d["text"] for d in answer.dropped] == ["Its default is `20`."]
+
+
+def test_a_sentence_with_a_pronoun_before_its_name_continues_the_one_before(scripted_server):
+    # "Use it before `global_route`" names global_route but "it" is the sentence before's
+    # subject, which failed: it is not shown
+    wrong = "The `set_global_routing_layer_adjustment` command adds 7 routing tracks. Use it before `global_route`."
+    server = scripted_server([ok(_claims((wrong, ["E2"]),
+                                         ("The default of `-sink_clustering_size` is `20`.", ["E1"]))),
+                              ok(_claims())])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert [c.text for c in answer.claims] == ["The default of `-sink_clustering_size` is `20`."]
+    assert "global_route" not in answer.text
+
+
+def test_a_continuing_sentence_is_shown_only_right_after_its_sentence(scripted_server):
+    # the third claim's first sentence repeats the first claim (shown once, not again), so its
+    # "It is used before ..." would land after the -sink_clustering_size claim: dropped
+    server = scripted_server([ok(_claims((ADJUSTMENT, ["E2"]),
+                                         ("The default of `-sink_clustering_size` is `20`.", ["E1"]),
+                                         (f"{ADJUSTMENT} It is used before `global_route`.", ["E2"])))])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert [c.text for c in answer.claims] == [ADJUSTMENT, "The default of `-sink_clustering_size` is `20`."]
+    assert "global_route" not in answer.text and server.request_count == 1
+
+
 def test_the_reask_names_the_item_that_states_a_miscited_claim(scripted_server):
     miscited = ("The default of `-sink_clustering_size` is `20`.", ["E2"])
     server = scripted_server([ok(_claims(miscited)),

@@ -134,19 +134,24 @@ def verified_claim(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidenc
 
 
 def _verify_all(
-    claims: Sequence[Claim], by_id: dict[str, NumberedEvidence]
-) -> tuple[list[AnswerClaim], list[tuple[Claim, str]]]:
-    """The claims that verify (a claim of several sentences that fails whole: each sentence
-    that verifies, ``claim_verdicts.py``) and the failed ones with the verifier's reason."""
+    claims: Sequence[Claim], by_id: dict[str, NumberedEvidence], shown: Sequence[AnswerClaim] = ()
+) -> tuple[list[AnswerClaim], list[tuple[Claim, str]], list[tuple[Claim, str]]]:
+    """The claims that verify and are not among ``shown`` already (of a claim of several
+    sentences that fails whole, each sentence that verifies, ``claim_verdicts.py``), the failed
+    ones a re-ask may repair, and the failed sentences that continue another (dropped: re-asked
+    alone they would lose their subject), each with the verifier's reason."""
     kept: list[AnswerClaim] = []
     failed: list[tuple[Claim, str]] = []
-    seen: set[str] = set()
+    final: list[tuple[Claim, str]] = []
+    seen: set[str] = {c.text.lower() for c in shown}
 
-    def keep(claim: Claim, verdict: Verdict) -> None:
+    def keep(claim: Claim, verdict: Verdict) -> bool:
         verified = verified_claim(claim.text, verdict, by_id)
-        if verified.text.lower() not in seen:  # a model may repeat a claim
-            seen.add(verified.text.lower())
-            kept.append(verified)
+        if verified.text.lower() in seen:  # a model may repeat a claim
+            return False
+        seen.add(verified.text.lower())
+        kept.append(verified)
+        return True
 
     for claim in claims:
         verdict = verdict_of(claim, by_id)
@@ -154,15 +159,18 @@ def _verify_all(
             keep(claim, verdict)
             continue
         parts = sentence_verdicts(claim, by_id)
-        if not any(v.verified for _, v in parts):
+        if not any(p.verdict.verified for p in parts):
             failed.append((claim, verdict.reason))
             continue
-        for part, part_verdict in parts:
-            if part_verdict.verified:
-                keep(part, part_verdict)
-            else:
-                failed.append((part, part_verdict.reason))
-    return kept, failed
+        shown = False  # whether the sentence before was shown right before this one
+        for part in parts:
+            if part.verdict.verified and (shown or not part.continues):
+                shown = keep(part.claim, part.verdict)
+                continue
+            shown = False
+            reason = part.verdict.reason or "the sentence it continues is not shown before it"
+            (final if part.continues else failed).append((part.claim, reason))
+    return kept, failed, final
 
 
 def _fix_problem(claim: Claim, problem: str, by_id: dict[str, NumberedEvidence]) -> str:
@@ -179,8 +187,8 @@ def _llm_answer(
     out = llm.complete_structured(TASK, inputs, GroundedAnswer, temperature=temperature)
     if out.not_in_documents or not out.claims:
         return True, [], []
-    kept, failed = _verify_all(out.claims, by_id)
-    dropped: list[dict[str, Any]] = []
+    kept, failed, final = _verify_all(out.claims, by_id)
+    dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in final]
     if failed:
         fix_inputs = {**inputs, "failed": [
             {"text": c.text, "evidence": list(c.evidence), "problem": _fix_problem(c, p, by_id)}
@@ -189,12 +197,12 @@ def _llm_answer(
             fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=temperature)
         except LLMError as exc:  # the first answer's valid claims stand; the rest are dropped
             reason = f"; the re-ask failed ({exc.cause or 'error'})"
-            return not kept, kept, [{"text": c.text, "evidence": list(c.evidence), "reason": p + reason}
-                                    for c, p in failed]
-        again, still = _verify_all(fixed.claims, by_id)
-        known = {c.text.lower() for c in kept}
-        kept += [c for c in again if c.text.lower() not in known]
-        dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in still]
+            return not kept, kept, dropped + [{"text": c.text, "evidence": list(c.evidence),
+                                               "reason": p + reason} for c, p in failed]
+        again, still, final = _verify_all(fixed.claims, by_id, kept)
+        still += final
+        kept += again
+        dropped += [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in still]
         if len(fixed.claims) < len(failed):  # the rest the model left out
             dropped += [{"text": c.text, "evidence": list(c.evidence), "reason": p}
                         for c, p in failed[len(fixed.claims):]]
@@ -219,11 +227,12 @@ class ClaimStream:
             if key in self.checked:
                 continue
             self.checked.add(key)
-            kept, _ = _verify_all([claim], self.by_id)
+            kept, _, _ = _verify_all([claim], self.by_id)
             for verified in kept:  # a claim of several sentences may keep more than one
-                if verified.text.lower() not in self.sent and len(self.sent) < MAX_CLAIMS:
-                    self.sent.add(verified.text.lower())
-                    self.on_claim(verified)
+                if verified.text.lower() in self.sent or len(self.sent) >= MAX_CLAIMS:
+                    break  # what follows a sentence shown earlier would land after another claim
+                self.sent.add(verified.text.lower())
+                self.on_claim(verified)
 
 
 def _text_answer(
@@ -243,11 +252,11 @@ def _text_answer(
     abstain, claims, unmarked = parse_text_answer(text)
     if abstain:
         return True, [], []
-    kept, failed = _verify_all(claims, {n.id: n for n in numbered})
-    dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in failed]
+    kept, failed, final = _verify_all(claims, {n.id: n for n in numbered})
+    dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in failed + final]
     unattributed = _draft_answer(Draft(" ".join(unmarked), ()), numbered)  # against every item
     known = {c.text.lower() for c in kept}
-    kept += [c for c in unattributed[1] if c.text.lower() not in known][: MAX_CLAIMS - len(kept)]
+    kept += [c for c in unattributed[1] if c.text.lower() not in known][: max(MAX_CLAIMS - len(kept), 0)]
     dropped += unattributed[2]
     return not kept, kept, dropped
 

@@ -7,11 +7,12 @@ Small models often write two sentences where the schema asks for one ("The `chec
 command checks the placement. It returns 0 if the placement is legal."), each true of its own
 sentence of the source, and the pair fails because no single unit states both. So a claim
 that fails whole is verified sentence by sentence (``sentence_verdicts``). A sentence that
-names an identifier of its own and does not open by pointing back ("It", "This") stands alone
+names an identifier of its own before any word that points back ("it", "this") stands alone
 and is verified like any claim. Any other sentence continues the one before it: it is verified
-only against the units that sentence rests on and the next unit of the same paragraph, table
-or code block, so "Its default is 20." after a claim about `-sink_clustering_max_diameter`
-cannot borrow the `20` of another option's row.
+only against the units that sentence rests on and the next unit of the same paragraph or code
+block (never the next table row), shown only right after that sentence, and dropped, not
+re-asked, when it fails; so "Its default is 20." after a claim about
+`-sink_clustering_max_diameter` cannot borrow the `20` of another option's row.
 
 A claim can also be true of an item it does not cite (the model cited ``E5`` for what ``E4``
 states). Its citation is not changed for it: the re-ask says which items state it
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from edaqa_pipeline.generation.claim_terms import identifiers_of
 from edaqa_pipeline.generation.evidence import NumberedEvidence
@@ -30,9 +32,9 @@ from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.generation.verify import Verdict, verify_claim
 from edaqa_pipeline.text.sentences import split_sentences
 
-# a sentence that opens by pointing at the one before it
-REFERS_BACK = re.compile(r"(?:it|its|this|that|these|those|they|their|them|here|the latter|the former)\b",
-                         re.IGNORECASE)
+# a word that points at something said before
+POINTER = re.compile(r"\b(?:it|its|this|that|these|those|they|their|them|here|the latter|the former)\b",
+                     re.IGNORECASE)
 MAX_HINTS = 2  # items a re-ask's hint names
 
 
@@ -47,8 +49,15 @@ def verdict_of(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
 
 
 def stands_alone(sentence: str) -> bool:
-    """Whether a later sentence of a claim says what it is about by itself."""
-    return bool(identifiers_of(sentence)) and not REFERS_BACK.match(sentence.strip())
+    """Whether a later sentence of a claim says what it is about by itself: it names an
+    identifier, and no pronoun comes before the first one ("Use it before `global_route`"
+    points back; "The `x` command writes a file and closes it" does not)."""
+    ids = identifiers_of(sentence)
+    if not ids:
+        return False
+    first = min((at for at in (sentence.find(i) for i in ids) if at >= 0), default=0)
+    pointer = POINTER.search(sentence)
+    return pointer is None or pointer.start() > first
 
 
 def continuation_units(previous: Verdict, by_id: Mapping[str, NumberedEvidence]) -> list[tuple[str, list[TextUnit]]]:
@@ -65,16 +74,28 @@ def continuation_units(previous: Verdict, by_id: Mapping[str, NumberedEvidence])
     return list(allowed.items())
 
 
-def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[tuple[Claim, Verdict]]:
+@dataclass(frozen=True)
+class SentenceVerdict:
+    """One sentence of a claim, its verdict, and whether it continues the sentence before it
+    (then it is shown only right after that sentence, and never re-asked on its own: alone,
+    "Its default is `20`." would verify against any row that says so)."""
+
+    claim: Claim
+    verdict: Verdict
+    continues: bool
+
+
+def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[SentenceVerdict]:
     """Each sentence of a claim of several sentences with its verdict ([] for one sentence)."""
     sentences = split_sentences(claim.text)
     if len(sentences) < 2:
         return []
-    out: list[tuple[Claim, Verdict]] = []
+    out: list[SentenceVerdict] = []
     previous: Verdict | None = None
     for n, sentence in enumerate(sentences):
         part = Claim(text=sentence, evidence=list(claim.evidence))
-        if n == 0 or stands_alone(sentence):
+        continues = n > 0 and not stands_alone(sentence)
+        if not continues:
             verdict = verdict_of(part, by_id)
         elif previous is None:
             verdict = Verdict(False, "it continues a sentence that failed")
@@ -83,7 +104,7 @@ def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> li
             if not verdict.verified:
                 verdict = Verdict(False, "the lines its sentence continues do not state it")
         previous = verdict if verdict.verified else None
-        out.append((part, verdict))
+        out.append(SentenceVerdict(part, verdict, continues))
     return out
 
 
