@@ -16,12 +16,19 @@ a command of another manual), ``digit`` (one digit of the value changed) and ``u
 unit changed to one of another dimension). A variant that happens to be true (the neighbouring
 row has the same default) is not generated.
 
+An indexed storage root also gives each chunk's lines the command their section documents
+(the element graph's scope command), as an answer's evidence carries them. With
+``--recite-window N`` a claim that fails on its chunk is tried again against the chunks of
+the same document up to N places either side, pooled, as an answer re-cites a model's claim
+to another item of the manual it cites: the rejection figures then say what re-citation costs.
+
 The claims are templated from the same structure the verifier reads, so the acceptance of
 true claims is close to true by construction (it measures that the verifier does not reject
 what a unit plainly states); the rejection of tampered claims is the figure that says whether
 "verified" can be trusted. Model-written paraphrases are measured by ``benchmarks/answers.py``.
 
     .venv/bin/python benchmarks/verify_claims.py --storage /tmp/edaqa_matrix/or26 --storage /tmp/ds
+    .venv/bin/python benchmarks/verify_claims.py --storage /tmp/edaqa_matrix/or26 --recite-window 4
     .venv/bin/python benchmarks/verify_claims.py --corpus ../shared/corpus/openroad --corpus ../shared/corpus/datasheets
 """
 
@@ -61,6 +68,8 @@ class Chunk:
     text: str
     line_kinds: tuple[str, ...]
     pdf: bool
+    # the command each line's section documents (an indexed storage root's element graph)
+    line_subjects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,14 +82,23 @@ class Claim:
 
 
 def load_chunks(storage: Path) -> list[Chunk]:
+    from edaqa_pipeline.retrieval.line_structure import LineStructure
     from edaqa_pipeline.retrieval.snapshot import indexed_documents
     from edaqa_pipeline.storage.tables import read_partitions
 
     frame = read_partitions(storage / "tables", "chunks", indexed_documents(storage))
     if frame is None or "line_kinds" not in frame.columns:
         raise SystemExit(f"{storage}: no chunks with line kinds (re-index it with edaqa index)")
-    return [Chunk(r["document"], r["text"], tuple(r["line_kinds"]), r["page"] is not None)
-            for r in frame.select("document", "text", "line_kinds", "page").to_dicts()]
+    # the command each line's section documents, as an answer's evidence carries it
+    # (IndexSnapshot.chunk_subjects, without loading the vectors)
+    elements = read_partitions(storage / "tables", "elements", indexed_documents(storage))
+    known = elements is not None and "scope_command" in elements.columns
+    lines = LineStructure({}).with_subjects(elements.select(
+        "document", "element_type", "start_line", "end_line", "scope_command").to_dicts() if known else ())
+    return [Chunk(r["document"], r["text"], tuple(r["line_kinds"]), r["page"] is not None,
+                  lines.subjects(r["document"], range(r["start_line"], r["end_line"] + 1))
+                  if r["start_line"] is not None and r["end_line"] is not None else ())
+            for r in frame.select("document", "text", "line_kinds", "page", "start_line", "end_line").to_dicts()]
 
 
 def parse_chunks(corpus: Path) -> list[Chunk]:
@@ -230,15 +248,30 @@ def commands_of(chunks: Iterable[Chunk]) -> list[str]:
     return sorted(c for c, k in found.items() if k >= 2)
 
 
-def evaluate(claims: Sequence[Claim], chunks: dict[str, Sequence[Chunk]]) -> list[tuple[Claim, bool, str]]:
+def evaluate(claims: Sequence[Claim], chunks: dict[str, Sequence[Chunk]],
+             window: int = 0) -> list[tuple[Claim, bool, str]]:
+    """Each claim's verdict against its chunk; with ``window``, a claim that fails there is
+    verified again against its chunk and the chunks of the same document up to ``window``
+    places either side, pooled, one unit per claim, and counts as accepted when a unit of
+    another chunk states it: as the answer re-cites a model's claim (``claim_verdicts.recited``)."""
     out = []
     cache: dict[tuple[str, int], list[TextUnit]] = {}
+
+    def units(corpus: str, n: int) -> list[TextUnit]:
+        if (corpus, n) not in cache:
+            c = chunks[corpus][n]
+            cache[(corpus, n)] = text_units(c.text, c.line_kinds, c.line_subjects)
+        return cache[(corpus, n)]
+
     for claim in claims:
-        key = (claim.corpus, claim.chunk)
-        if key not in cache:
-            c = chunks[claim.corpus][claim.chunk]
-            cache[key] = text_units(c.text, c.line_kinds)
-        verdict = verify_claim(claim.text, [("E1", cache[key])])
+        verdict = verify_claim(claim.text, [("E1", units(claim.corpus, claim.chunk))])
+        if not verdict.verified and window:
+            own = chunks[claim.corpus]
+            near = [j for j in range(claim.chunk - window, claim.chunk + window + 1)
+                    if 0 <= j < len(own) and own[j].document == own[claim.chunk].document]
+            pooled = verify_claim(claim.text, [(f"E{j}", units(claim.corpus, j)) for j in near], compare=False)
+            if pooled.verified and any(b.evidence_id != f"E{claim.chunk}" for b in pooled.bindings):
+                verdict = pooled
         out.append((claim, verdict.verified, verdict.reason))
     return out
 
@@ -274,12 +307,15 @@ def main() -> int:
                         help="a corpus folder, parsed and chunked as edaqa index does")
     parser.add_argument("--failures", type=int, default=5, help="show this many misjudged claims per kind")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
+    parser.add_argument("--recite-window", type=int, default=0,
+                        help="also try the chunks of the same document this many places either side, "
+                             "as an answer re-cites a model's claim to the item of its manual that states it")
     args = parser.parse_args()
     started = time.perf_counter()
     chunks = {s.name: load_chunks(s) for s in args.storage}
     chunks |= {c.name: parse_chunks(c) for c in args.corpus}
     claims = [c for name, cs in chunks.items() for c in claims_of(name, cs, commands_of(cs))]
-    results = evaluate(claims, chunks)
+    results = evaluate(claims, chunks, args.recite_window)
     table = report(results)
     print(f"{len(claims)} claims in {time.perf_counter() - started:.1f} s")
     for corpus, entry in table.items():

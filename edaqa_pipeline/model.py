@@ -237,6 +237,10 @@ class EvidenceItem:
     # the headings above the item (its chunk's section path), outermost first: a page of a
     # book-length PDF is found by page and section, so a PDF item's location names both
     section: tuple[str, ...] = ()
+    # the command the section of each line of ``text`` documents (the element graph's
+    # ``scope_command``: the options rows under ``### Repair Timing`` are ``repair_timing``'s;
+    # "" where none); empty = not known. It names the command of a row that does not name it.
+    line_subjects: tuple[str, ...] = ()
 
     @property
     def evidence_id(self) -> str:

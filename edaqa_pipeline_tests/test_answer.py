@@ -295,7 +295,7 @@ ADJUSTMENT = "The `set_global_routing_layer_adjustment` command reduces routing 
 
 
 def test_a_failed_continuing_sentence_is_dropped_not_reasked_alone(scripted_server):
-    # re-asked alone (with "E1 states it"), "Its default is `20`." would verify against the
+    # re-asked or re-cited alone, "Its default is `20`." would verify against the
     # -sink_clustering_size row and read as the command's default
     server = scripted_server([ok(_claims((f"{ADJUSTMENT} Its default is `20`.", ["E2"])))])
     answer = answer_question(QUESTION, [CTS, GRT], _client(server))
@@ -315,16 +315,40 @@ def test_a_continuing_sentence_is_shown_only_right_after_its_sentence(scripted_s
     assert "global_route" not in answer.text and server.request_count == 1
 
 
-def test_the_reask_names_the_item_that_states_a_miscited_claim(scripted_server):
-    miscited = ("The default of `-sink_clustering_size` is `20`.", ["E2"])
-    server = scripted_server([ok(_claims(miscited)),
-                              ok(_claims(("The default of `-sink_clustering_size` is `20`.", ["E1"])))])
-    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
-    fix_prompt = server.requests[1]["messages"][-1]["content"]
-    assert "E1 states it" in fix_prompt
-    # the shown claim cites what the model re-cited, once it verifies there
-    assert [(c.text, c.evidence_ids) for c in answer.claims] == [
-        ("The default of `-sink_clustering_size` is `20`.", ("E1",))]
+CTS_SYNOPSIS = EvidenceItem(
+    chunk_id="c4", doc="cts.md", score=0.9, path="test", start_line=40, end_line=43,
+    text="```tcl\nclock_tree_synthesis\n    [-sink_clustering_size cluster_size]\n```",
+)
+
+
+def test_a_miscited_claim_is_shown_cited_by_the_item_of_its_document_that_states_it(scripted_server):
+    # the model cites the synopsis (E1) for what the options table of the same manual (E2)
+    # states: shown cited by that row, marked, without a re-ask; cited to the routing manual
+    # (E3), the same claim is not moved to another document's item
+    miscited = "The default of `-sink_clustering_size` is `20`."
+    server = scripted_server([ok(_claims((miscited, ["E1"]))), ok(_claims((miscited, ["E3"]))),
+                              ok(_claims())])
+    answer = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
+    assert server.request_count == 1
+    assert [(c.evidence_ids, c.citations) for c in answer.claims] == [(("E2",), ("cts.md:L75",))]
+    assert answer.claims[0].to_json()["recited"] is True and not answer.dropped
+    other_manual = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
+    assert other_manual.answerer == "extractive"  # no claim of the model's is shown
+    assert [d["evidence"] for d in other_manual.dropped] == [["E3"]]
+
+
+def test_a_claim_no_item_states_is_not_recited(scripted_server):
+    # the value is in no item; a claim of plain words rests on no code line (the synopsis E1
+    # names no fact of it) and is never re-cited, though the row of E2 holds its words
+    plain = "Pre-clustering of sinks creates one level of sub-tree before building H-tree."
+    server = scripted_server([ok(_claims(("The default of `-sink_clustering_size` is 50.", ["E1"]),
+                                         (plain, ["E1"]))),
+                              ok(_claims())])
+    answer = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
+    assert answer.answerer == "extractive" and server.request_count == 2
+    assert [d["text"] for d in answer.dropped] == ["The default of `-sink_clustering_size` is 50.", plain]
+    assert answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(
+        scripted_server([ok(_claims((plain, ["E2"])))]))).claims[0].citations == ("cts.md:L74",)
 
 
 def test_the_prompt_numbers_and_delimits_the_packed_evidence(scripted_server):
@@ -395,3 +419,26 @@ def test_a_model_that_abstains_over_evidence_nothing_answers_abstains(scripted_s
     server = scripted_server([ok({"not_in_documents": True, "claims": []})])
     answer = answer_question("How do I tune the coffee machine?", [GRT], _client(server))
     assert answer.not_in_documents and answer.answerer == "llm:scripted" and answer.reason == ""
+
+
+def test_a_claim_repeated_with_other_quotes_is_shown_once(scripted_server):
+    first = "The `set_global_routing_layer_adjustment` command reduces routing resources."
+    again = "The 'set_global_routing_layer_adjustment' command reduces routing resources"
+    server = scripted_server([ok(_claims((first, ["E2"]), (again, ["E2"])))])
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    assert [c.text for c in answer.claims] == [first]
+    assert not answer.dropped and server.request_count == 1  # verified, then left out as the same
+
+
+def test_recitation_still_reads_the_cited_items_rows(scripted_server):
+    # the claim cites the table (E1), whose output voltage row gives another value; the other
+    # item of the same sheet (E2) holds 3.6 V and most of the words, but for the input voltage:
+    # pooled with the cited row, the claim is not re-cited to E2
+    table = EvidenceItem(chunk_id="c6", doc="ldo.md", score=0.9, path="test", start_line=10, end_line=12,
+                         text="| Parameter | Min | Unit |\n| --- | --- | --- |\n| Output voltage | 3.234 | V |")
+    prose = EvidenceItem(chunk_id="c7", doc="ldo.md", score=0.8, path="test", start_line=20, end_line=20,
+                         text="The minimum input voltage is 3.6 V for the regulator.")
+    claim = "The min output voltage is 3.6 V."
+    server = scripted_server([ok(_claims((claim, ["E1"]))), ok(_claims())])
+    answer = answer_question("What is the minimum output voltage?", [table, prose], _client(server))
+    assert not any(c.recited for c in answer.claims) and [d["text"] for d in answer.dropped] == [claim]

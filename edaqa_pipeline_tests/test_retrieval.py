@@ -20,6 +20,7 @@ from edaqa_pipeline.retrieval import lance_store
 from edaqa_pipeline.retrieval.fusion import fused_score, rrf
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NotIndexedError
 from edaqa_pipeline.retrieval.topk import top_k
+from edaqa_pipeline_tests.fixtures_index import SAMPLE
 
 # The chunk/unit methods of the primary paper (the other papers' methods need their own
 # graphs, built by `edaqa index --with ...`, and have their own test files).
@@ -276,3 +277,57 @@ def test_joining_measures_the_gap_between_shown_lines() -> None:
     near = joined(bundle, item((3, 4)), lines.render, 0)
     assert near is not None and near.line_numbers == (1, 2, 3, 4, 19, 20)
     assert near.text == "\n".join(source[n - 1] for n in (1, 2, 3, 4, 19, 20))
+
+
+def test_an_options_row_belongs_to_the_command_its_section_documents(snapshot: IndexSnapshot) -> None:
+    """The element graph's scope command reaches the evidence: a row of ``build_clock_tree``'s
+    options table, shown without its heading or synopsis, verifies a claim that names the
+    command, and not one that names another command."""
+    from dataclasses import replace
+
+    from edaqa_pipeline.generation.evidence import number_evidence
+    from edaqa_pipeline.generation.verify import verify_claim
+    from edaqa_pipeline.model import EvidenceItem
+
+    row_line = next(n for n, line in enumerate((SAMPLE / "cts.md").read_text().split("\n"), 1)
+                    if line.startswith("| `-cluster_size`"))
+    lines = snapshot.line_structure
+    assert lines.subjects("cts.md", [row_line]) == ("build_clock_tree",)
+    chunk = next(r for r, rec in enumerate(snapshot.chunk_records)
+                 if rec["document"] == "cts.md" and rec["start_line"] <= row_line <= rec["end_line"])
+    item = snapshot.chunk_item(chunk, 1.0, "t")  # a chunk's item carries each line's command
+    assert item.line_subjects[row_line - item.start_line] == "build_clock_tree"
+    text = (SAMPLE / "cts.md").read_text().split("\n")[row_line - 1]
+    row = EvidenceItem(chunk_id="", doc="cts.md", text=text, score=1.0, path="t", start_line=row_line,
+                       end_line=row_line, line_kinds=("table_row",))
+    claim = "The default cluster size of `build_clock_tree` is `20`."
+
+    def verified(item: EvidenceItem, text: str = claim) -> bool:
+        (numbered,) = number_evidence([item], packed=True)
+        return verify_claim(text, [("E1", numbered.units())]).verified
+
+    carried = replace(row, line_subjects=lines.subjects("cts.md", [row_line]))
+    assert verified(carried)
+    assert not verified(row)  # without it the row names no command
+    assert not verified(carried, claim.replace("build_clock_tree", "global_route"))
+
+
+def test_cutting_or_joining_an_item_keeps_each_lines_command() -> None:
+    """``line_subjects`` stays one per shown line, aligned, when packing cuts or joins items."""
+    from edaqa_pipeline.model import EvidenceItem
+    from edaqa_pipeline.retrieval.line_structure import LineStructure
+    from edaqa_pipeline.retrieval.packing import joined, truncated
+
+    source = [f"| `-opt{n}` | option {n} |" for n in range(1, 7)]
+    lines = LineStructure.from_chunks([{"document": "a.md", "start_line": 1, "end_line": 6,
+                                        "text": "\n".join(source), "line_kinds": ["table_row"] * 6}])
+    subjects = ("cmd_a", "cmd_a", "cmd_a", "cmd_b", "cmd_b", "cmd_b")
+
+    def item(start: int, end: int) -> EvidenceItem:
+        return EvidenceItem(chunk_id="", doc="a.md", text="\n".join(source[start - 1:end]), score=1.0, path="t",
+                            start_line=start, end_line=end, line_subjects=subjects[start - 1:end])
+
+    cut = truncated(item(1, 6), len("\n".join(source[:2])) + 3)
+    assert cut.text.count("\n") + 1 == len(cut.line_subjects) == 3 and cut.line_subjects == subjects[:3]
+    both = joined(item(3, 4), item(5, 6), lines.render, 0)
+    assert both is not None and both.line_subjects == subjects[2:]

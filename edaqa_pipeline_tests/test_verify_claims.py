@@ -135,3 +135,65 @@ def test_a_synopsis_line_names_values_but_states_no_default(claim: str, verified
 def test_a_list_item_is_one_unit_only_when_it_is_about_one_thing(item: str, claim: str, verified: bool) -> None:
     units = text_units(item, markdown_line_kinds(item))
     assert verify_claim(claim, [("E1", units)]).verified is verified
+
+
+ANTENNAS = """### Check Antennas
+
+```tcl
+check_antennas
+    [-verbose]
+    [-net net]
+```
+"""
+
+
+@pytest.mark.parametrize(("claim", "verified"), [
+    ("`check_antennas` takes the option `-verbose`.", True),
+    ("Run `check_antennas -net net` to check one net.", False),  # "check one net": the line states no purpose
+    ("`-verbose`: Check antennas on the specified net.", False),  # the heading's words are not the line's
+    ("Antennas are checked on the specified net.", False),  # plain words never rest on a code line
+])
+def test_a_code_line_states_names_and_syntax_not_what_an_option_does(claim: str, verified: bool) -> None:
+    """A synopsis line states that a command takes an option, in names; what the option does
+    is stated by a sentence or a row, which this item does not have."""
+    verdict = verify_claim(claim, [("E1", text_units(ANTENNAS, markdown_line_kinds(ANTENNAS)))])
+    assert verdict.verified is verified, verdict.reason
+
+
+def test_the_sections_command_owns_only_units_that_name_no_command() -> None:
+    """Under ``clock_tree_synthesis``'s section, an options row belongs to it; an example line
+    or a sentence naming ``global_route`` does not."""
+    text = ("| `-verbose` | Prints the tree. |\n"
+            "\n"
+            "The `global_route` command accepts `-verbose` too.\n"
+            "\n"
+            "```tcl\nglobal_route -verbose\n```")
+    kinds = markdown_line_kinds(text)
+    units = text_units(text, kinds, ["clock_tree_synthesis"] * len(kinds))
+    for claim, verified in (("`clock_tree_synthesis -verbose` prints the tree.", True),
+                            ("`clock_tree_synthesis` accepts `-verbose`.", False),
+                            ("`clock_tree_synthesis` takes the option `-verbose`.", False)):
+        assert verify_claim(claim, [("E1", units)]).verified is verified, claim
+    assert not verify_claim("`clock_tree_synthesis -verbose` prints the tree.",
+                            [("E1", text_units(text, kinds))]).verified  # no section command known
+
+
+ROWS = """| Switch Name | Description |
+| --- | --- |
+| `-a` | Sets a. The default value is `10`. |
+| `-b` | Sets b. The default value is `20`. |
+"""
+
+
+@pytest.mark.parametrize(("claim", "verified"), [
+    ("The default of `-a` is 10 while the default of `-b` is 20.", True),
+    ("The default of `-a` is 20 while the default of `-b` is 10.", False),  # each side's value swapped
+])
+def test_each_side_of_a_comparison_is_bound_to_its_own_row(claim: str, verified: bool) -> None:
+    units = text_units(ROWS, markdown_line_kinds(ROWS))
+    assert verify_claim(claim, [("E1", units)]).verified is verified
+
+
+def test_a_comparison_side_on_a_code_line_states_no_more_than_the_line() -> None:
+    claim = "`-verbose` checks antennas on the specified net while `-net` repairs every violation."
+    assert not verify_claim(claim, [("E1", text_units(ANTENNAS, markdown_line_kinds(ANTENNAS)))]).verified

@@ -8,7 +8,9 @@ eval``, ``edaqa serve``):
    answer through the same interface);
 3. every claim is verified (``verify.py``): each cited id must be one of the items given, and
    one sentence, table row or code line of a cited item must state every identifier,
-   number (with its unit) and quoted value the claim names;
+   number (with its unit) and quoted value the claim names; a claim with key terms that
+   another item of the same document states is shown cited by that item, marked ``recited``
+   (``claim_verdicts.recited``);
 4. claims that fail are sent back once (``grounded_answer_fix``) with the reason; those that
    fail again are dropped and reported in ``Answer.dropped``, never shown;
 5. the answer is rendered with citations inline, narrowed to the lines of the unit that
@@ -24,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edaqa_pipeline.generation.claim_verdicts import sentence_verdicts, stated_by, verdict_of
-from edaqa_pipeline.generation.claims import clean_claim, ungrounded_terms
+from edaqa_pipeline.generation.claim_verdicts import checked, sentence_verdicts, verdict_of
+from edaqa_pipeline.generation.claims import clean_claim, same_claim_key, ungrounded_terms
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
 from edaqa_pipeline.generation.extractive import question_frame
 from edaqa_pipeline.generation.grounded import FIX_TASK, MAX_CLAIMS, TASK, Claim, GroundedAnswer
@@ -52,6 +54,7 @@ class AnswerClaim:
     evidence_ids: tuple[str, ...]
     citations: tuple[str, ...]
     support: float  # share of the claim's words in the unit it rests on (verify.unit_support)
+    recited: bool = False  # the model cited other items; these state it (``claim_verdicts``)
 
     @property
     def supported(self) -> bool:
@@ -64,7 +67,7 @@ class AnswerClaim:
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "citations": list(self.citations),
                 "evidence_ids": list(self.evidence_ids), "supported": self.supported,
-                "support": round(self.support, 6)}
+                "support": round(self.support, 6), **({"recited": True} if self.recited else {})}
 
 
 @dataclass(frozen=True)
@@ -126,37 +129,39 @@ def check_claim(claim: Claim, by_id: dict[str, NumberedEvidence]) -> str:
     return verdict_of(claim, by_id).reason
 
 
-def verified_claim(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidence]) -> AnswerClaim:
+def verified_claim(text: str, verdict: Verdict, by_id: dict[str, NumberedEvidence],
+                   recited: bool = False) -> AnswerClaim:
     """The claim as shown: cited by the items its units come from, narrowed to their lines."""
     citations = [by_id[b.evidence_id].citation(b.unit.first, b.unit.last) for b in verdict.bindings]
     ids = tuple(dict.fromkeys(b.evidence_id for b in verdict.bindings))
-    return AnswerClaim(clean_claim(text), ids, tuple(dict.fromkeys(citations)), verdict.support)
+    return AnswerClaim(clean_claim(text), ids, tuple(dict.fromkeys(citations)), verdict.support, recited)
 
 
 def _verify_all(
     claims: Sequence[Claim], by_id: dict[str, NumberedEvidence], shown: Sequence[AnswerClaim] = ()
 ) -> tuple[list[AnswerClaim], list[tuple[Claim, str]], list[tuple[Claim, str]]]:
-    """The claims that verify and are not among ``shown`` already (of a claim of several
-    sentences that fails whole, each sentence that verifies, ``claim_verdicts.py``), the failed
+    """The claims that verify, on the items they cite or re-cited to the item that states them,
+    and are not among ``shown`` already (of a claim of several sentences that fails whole, each
+    sentence that verifies: ``claim_verdicts.py``), the failed
     ones a re-ask may repair, and the failed sentences that continue another (dropped: re-asked
     alone they would lose their subject), each with the verifier's reason."""
     kept: list[AnswerClaim] = []
     failed: list[tuple[Claim, str]] = []
     final: list[tuple[Claim, str]] = []
-    seen: set[str] = {c.text.lower() for c in shown}
+    seen: set[str] = {same_claim_key(c.text) for c in shown}
 
-    def keep(claim: Claim, verdict: Verdict) -> bool:
-        verified = verified_claim(claim.text, verdict, by_id)
-        if verified.text.lower() in seen:  # a model may repeat a claim
+    def keep(claim: Claim, verdict: Verdict, recited: bool) -> bool:
+        verified = verified_claim(claim.text, verdict, by_id, recited)
+        if same_claim_key(verified.text) in seen:  # a model may repeat a claim
             return False
-        seen.add(verified.text.lower())
+        seen.add(same_claim_key(verified.text))
         kept.append(verified)
         return True
 
     for claim in claims:
-        verdict = verdict_of(claim, by_id)
+        verdict, recited = checked(claim, by_id)
         if verdict.verified:
-            keep(claim, verdict)
+            keep(claim, verdict, recited)
             continue
         parts = sentence_verdicts(claim, by_id)
         if not any(p.verdict.verified for p in parts):
@@ -165,18 +170,12 @@ def _verify_all(
         shown = False  # whether the sentence before was shown right before this one
         for part in parts:
             if part.verdict.verified and (shown or not part.continues):
-                shown = keep(part.claim, part.verdict)
+                shown = keep(part.claim, part.verdict, part.recited)
                 continue
             shown = False
             reason = part.verdict.reason or "the sentence it continues is not shown before it"
             (final if part.continues else failed).append((part.claim, reason))
     return kept, failed, final
-
-
-def _fix_problem(claim: Claim, problem: str, by_id: dict[str, NumberedEvidence]) -> str:
-    """The re-ask's reason for ``claim``, with the items that do state it, if any."""
-    elsewhere = stated_by(claim, by_id)
-    return f"{problem}; {' and '.join(elsewhere)} states it" if elsewhere else problem
 
 
 def _llm_answer(
@@ -191,7 +190,7 @@ def _llm_answer(
     dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in final]
     if failed:
         fix_inputs = {**inputs, "failed": [
-            {"text": c.text, "evidence": list(c.evidence), "problem": _fix_problem(c, p, by_id)}
+            {"text": c.text, "evidence": list(c.evidence), "problem": p}
             for c, p in failed]}
         try:
             fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=temperature)
@@ -229,9 +228,9 @@ class ClaimStream:
             self.checked.add(key)
             kept, _, _ = _verify_all([claim], self.by_id)
             for verified in kept:  # a claim of several sentences may keep more than one
-                if verified.text.lower() in self.sent or len(self.sent) >= MAX_CLAIMS:
+                if same_claim_key(verified.text) in self.sent or len(self.sent) >= MAX_CLAIMS:
                     break  # what follows a sentence shown earlier would land after another claim
-                self.sent.add(verified.text.lower())
+                self.sent.add(same_claim_key(verified.text))
                 self.on_claim(verified)
 
 
@@ -255,8 +254,8 @@ def _text_answer(
     kept, failed, final = _verify_all(claims, {n.id: n for n in numbered})
     dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in failed + final]
     unattributed = _draft_answer(Draft(" ".join(unmarked), ()), numbered)  # against every item
-    known = {c.text.lower() for c in kept}
-    kept += [c for c in unattributed[1] if c.text.lower() not in known][: max(MAX_CLAIMS - len(kept), 0)]
+    known = {same_claim_key(c.text) for c in kept}
+    kept += [c for c in unattributed[1] if same_claim_key(c.text) not in known][: max(MAX_CLAIMS - len(kept), 0)]
     dropped += unattributed[2]
     return not kept, kept, dropped
 

@@ -74,25 +74,57 @@ def names(ident: str, text: str) -> bool:
     return False
 
 
+# What a code line states besides its names and numbers: that a command is run with these
+# options. A claim resting on a code line may use these words and the line's own, not its
+# headings' (a heading names a topic, the line states no more of it); what an option does
+# ("checks antennas on the specified net") is stated by prose or a table row.
+SYNTAX_WORDS = frozenset(content_terms(
+    "command commands option options flag flags argument arguments parameter parameters "
+    "take takes accept accepts support supports run runs use uses call calls invoke invokes "
+    "syntax usage example script tcl optional required"))
+
+
 def unit_support(claim: str, unit: TextUnit) -> float:
     """Share of the claim's content words, the words of the identifiers it names left out,
-    that the unit (with its table header and headings) contains; 1.0 for a code line (code
-    states its facts in names and numbers, not in words)."""
+    that the unit (with its table header and headings) contains; a code line holds its own
+    words and those of a command's syntax (``SYNTAX_WORDS``): code states its facts in names
+    and numbers, not in words."""
     if unit.kind == "code":
-        return 1.0
+        return word_share(claim, _values_of(unit), SYNTAX_WORDS)
     return word_share(claim, unit)
 
 
-def word_share(claim: str, unit: TextUnit) -> float:
+def _values_of(unit: TextUnit) -> TextUnit:
+    """A code line without its names: the values and paths it passes. The words of its
+    commands and options (``make_fake_io_site -name IO_HSITE -width 1``: "site", "width")
+    say nothing about what an option does, so a claim may not borrow them."""
+    text = unit.text
+    for ident in sorted(identifiers_of(text), key=len, reverse=True):
+        text = whole(ident).sub(" ", text)
+    return TextUnit(unit.kind, text, unit.first, unit.last)
+
+
+def text_share(claim: str, unit: TextUnit) -> float:
+    """Share of the claim's content words that the unit's own text holds (a row with its
+    table header and headings; a code line alone): what a claim with no key term must match."""
+    return word_share(claim, _line_alone(unit) if unit.kind == "code" else unit)
+
+
+def _line_alone(unit: TextUnit) -> TextUnit:
+    """The unit without its headings and table header: its own text only."""
+    return TextUnit(unit.kind, unit.text, unit.first, unit.last)
+
+
+def word_share(claim: str, unit: TextUnit, also: frozenset[str] = frozenset()) -> float:
     """Share of the claim's content words (its identifiers' words left out) in the unit, with
-    its table header and headings, whatever the unit's kind: what picks, among the units that
-    state a claim, the one it was written from (a table row over the synopsis line naming the
-    same option and values)."""
+    its table header and headings (and ``also``), whatever the unit's kind: what picks, among
+    the units that state a claim, the one it was written from (a table row over the synopsis
+    line naming the same option and values)."""
     named = set(content_terms(" ".join(claim_terms(claim).identifiers)))
     words = [w for w in content_terms(claim) if w not in named]
     if not words:
         return 1.0
-    present = set(content_terms(" ".join((unit.text, unit.header, *unit.headings))))
+    present = set(content_terms(" ".join((unit.text, unit.header, *unit.headings)))) | also
     return sum(w in present for w in words) / len(words)
 
 

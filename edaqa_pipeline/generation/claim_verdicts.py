@@ -14,9 +14,16 @@ block (never the next table row), shown only right after that sentence, and drop
 re-asked, when it fails; so "Its default is 20." after a claim about
 `-sink_clustering_max_diameter` cannot borrow the `20` of another option's row.
 
-A claim can also be true of an item it does not cite (the model cited ``E5`` for what ``E4``
-states). Its citation is not changed for it: the re-ask says which items state it
-(``stated_by``), and the model's re-cited claim is verified like any other.
+A claim can also be true of an item it does not cite: a small model often cites ``E5`` for
+what ``E4``, another part of the same manual, states. A claim (or a sentence that stands alone)
+that fails on the items it cites is verified against the other items of the documents it cites
+(``recited``), by the same rules, and when one unit states it, it is shown cited by that unit,
+marked ``recited`` in the answer's record. Only the lines move, never the document: a claim
+the model attributes to one manual is not shown as another document's word (a document that
+forges an evidence item for `cts.md` cannot lend its own text to a claim cited to `cts.md`).
+A claim with no key term (no identifier, number or quoted value: its words are all the
+verifier can match) is never re-cited, since some sentence of a long manual shares most of a
+few plain words.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from edaqa_pipeline.generation.claim_terms import identifiers_of
+from edaqa_pipeline.generation.claim_terms import claim_terms, identifiers_of
+from edaqa_pipeline.generation.claims import clean_claim
 from edaqa_pipeline.generation.evidence import NumberedEvidence
 from edaqa_pipeline.generation.grounded import Claim
 from edaqa_pipeline.generation.units import TextUnit
@@ -35,7 +43,6 @@ from edaqa_pipeline.text.sentences import split_sentences
 # a word that points at something said before
 POINTER = re.compile(r"\b(?:it|its|this|that|these|those|they|their|them|here|the latter|the former)\b",
                      re.IGNORECASE)
-MAX_HINTS = 2  # items a re-ask's hint names
 
 
 def verdict_of(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
@@ -46,6 +53,32 @@ def verdict_of(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
         return Verdict(False, f"cites {', '.join(ids) or 'nothing'}, which is not among the "
                               f"evidence ids {', '.join(by_id)}")
     return verify_claim(claim.text, [(i, by_id[i].units()) for i in known])
+
+
+def recited(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
+    """The verdict on ``claim`` against every item of the documents it cites, pooled (so a row
+    of the cited item that gives the value otherwise still counts against it) and bound to
+    single units only (no comparison across items); a failed verdict when the claim names no
+    key term or rests on no item it does not cite."""
+    cited = {e.strip() for e in claim.evidence}
+    documents = {by_id[i].item.doc for i in cited if i in by_id}
+    pool = [(i, n.units()) for i, n in by_id.items() if n.item.doc in documents]
+    if len(pool) <= len(cited & set(by_id)) or claim_terms(clean_claim(claim.text)).empty:
+        return Verdict(False, "")
+    verdict = verify_claim(claim.text, pool, compare=False)
+    if not verdict.verified or all(b.evidence_id in cited for b in verdict.bindings):
+        return Verdict(False, "")
+    return verdict
+
+
+def checked(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> tuple[Verdict, bool]:
+    """(verdict, re-cited): the verdict against the cited items or, when that fails and an
+    item of the same documents states the claim, against that item (module docstring)."""
+    verdict = verdict_of(claim, by_id)
+    if verdict.verified:
+        return verdict, False
+    elsewhere = recited(claim, by_id)
+    return (elsewhere, True) if elsewhere.verified else (verdict, False)
 
 
 def stands_alone(sentence: str) -> bool:
@@ -83,6 +116,7 @@ class SentenceVerdict:
     claim: Claim
     verdict: Verdict
     continues: bool
+    recited: bool = False  # verified against an item the model did not cite (``checked``)
 
 
 def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[SentenceVerdict]:
@@ -95,8 +129,9 @@ def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> li
     for n, sentence in enumerate(sentences):
         part = Claim(text=sentence, evidence=list(claim.evidence))
         continues = n > 0 and not stands_alone(sentence)
+        moved = False
         if not continues:
-            verdict = verdict_of(part, by_id)
+            verdict, moved = checked(part, by_id)
         elif previous is None:
             verdict = Verdict(False, "it continues a sentence that failed")
         else:
@@ -104,13 +139,5 @@ def sentence_verdicts(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> li
             if not verdict.verified:
                 verdict = Verdict(False, "the lines its sentence continues do not state it")
         previous = verdict if verdict.verified else None
-        out.append(SentenceVerdict(part, verdict, continues))
+        out.append(SentenceVerdict(part, verdict, continues, moved))
     return out
-
-
-def stated_by(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[str]:
-    """Ids of the items ``claim`` does not cite whose one unit states all it names."""
-    cited = {e.strip() for e in claim.evidence}
-    found = [i for i, n in by_id.items()
-             if i not in cited and verify_claim(claim.text, [(i, n.units())]).verified]
-    return found[:MAX_HINTS]

@@ -40,6 +40,12 @@ def clean_claim(text: str) -> str:
     return " ".join(_MARKERS.sub("", text).split())
 
 
+def same_claim_key(text: str) -> str:
+    """What two claims that say the same thing share: the words, without case, quotes,
+    backticks or trailing punctuation (a model that repeats a sentence may change its quotes)."""
+    return " ".join(re.sub(r"[\"'`\u2018\u2019\u201c\u201d]", "", clean_claim(text)).lower().rstrip(".!?:;").split())
+
+
 def claim_numbers(text: str) -> list[str]:
     """Numbers of ``text``: the tokens (``text.tokens.words``) that are plain numbers."""
     return list(dict.fromkeys(w for w in words(text) if _NUMBER.fullmatch(w)))

@@ -52,7 +52,7 @@ class NumberedEvidence:
 
     def units(self) -> list[TextUnit]:
         """The item's sentences, table rows and code lines (what one claim can rest on)."""
-        return text_units(self.item.text, line_kinds_of(self.item))
+        return text_units(self.item.text, line_kinds_of(self.item), self.item.line_subjects)
 
     def as_input(self) -> dict[str, Any]:
         """What the prompt shows for this item (``id``, ``citation``, ``text``) and what the

@@ -56,7 +56,8 @@ SYSTEM_PROMPT = (
     "you are given. Write the answer as a few short claims (at most five). Each claim is one "
     "sentence that restates what the cited items say and lists the ids (E1, E2, ...) of the "
     "items it comes from. Copy command names, options, file names and numbers exactly as the "
-    "items write them. Never state anything the items do not say. If the items do not answer "
+    "items write them, and name only those that the text of the cited items contains. Never "
+    "state anything the items do not say. If the items do not answer "
     "the question, set not_in_documents to true and give no claims. " + DATA_NOT_INSTRUCTIONS
 )
 

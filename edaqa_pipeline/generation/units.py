@@ -39,6 +39,7 @@ class TextUnit:
     header: str = ""  # a row's table header line ("" when the item shows none)
     cells: tuple[str, ...] = ()  # a row's cells
     block: int = 0  # which paragraph, table or code block of the item it belongs to
+    subject: str = ""  # the command its section documents (``EvidenceItem.line_subjects``)
 
 
 def _sentences(lines: Sequence[str], first: int) -> list[tuple[str, int, int]]:
@@ -61,9 +62,13 @@ def _sentences(lines: Sequence[str], first: int) -> list[tuple[str, int, int]]:
     return out
 
 
-def text_units(text: str, line_kinds: Sequence[str]) -> list[TextUnit]:
-    """The units of an item's ``text``, one kind per line in ``line_kinds``, in reading order."""
+def text_units(text: str, line_kinds: Sequence[str], line_subjects: Sequence[str] = ()) -> list[TextUnit]:
+    """The units of an item's ``text``, one kind per line in ``line_kinds``, in reading order;
+    each unit's ``subject`` is that of its first line in ``line_subjects`` (the command the
+    line's section documents; none when they are not known)."""
     out: list[TextUnit] = []
+    lines = text.split("\n")
+    subjects = tuple(line_subjects) if len(line_subjects) == len(lines) else ("",) * len(lines)
     paragraph: list[str] = []
     paragraph_start = 0
     headings: dict[int, str] = {}
@@ -84,13 +89,14 @@ def text_units(text: str, line_kinds: Sequence[str]) -> list[TextUnit]:
             # sentences the default would be nobody's; an item naming two identifiers keeps its
             # sentences apart, so a number cannot be joined to the other identifier
             out.append(TextUnit("sentence", joined, paragraph_start,
-                                paragraph_start + len(paragraph) - 1, context(), block=block))
+                                paragraph_start + len(paragraph) - 1, context(), block=block,
+                                subject=subjects[paragraph_start]))
         elif paragraph:
-            out.extend(TextUnit("sentence", s, a, b, context(), block=block)
+            out.extend(TextUnit("sentence", s, a, b, context(), block=block, subject=subjects[a])
                        for s, a, b in _sentences(paragraph, paragraph_start))
         paragraph.clear()
 
-    for offset, (line, kind) in enumerate(zip(text.split("\n"), line_kinds, strict=True)):
+    for offset, (line, kind) in enumerate(zip(lines, line_kinds, strict=True)):
         family = "code" if kind in ("code", "code_fence") else "table" if kind.startswith("table") else kind
         if family != previous or kind in ("list_item", "code_fence"):
             block += 1
@@ -98,7 +104,8 @@ def text_units(text: str, line_kinds: Sequence[str]) -> list[TextUnit]:
         if kind == "code":
             flush()
             if line.strip():
-                out.append(TextUnit("code", line.strip(), offset, offset, context(), block=block))
+                out.append(TextUnit("code", line.strip(), offset, offset, context(), block=block,
+                                    subject=subjects[offset]))
             continue
         if kind == "table_header":
             flush()
@@ -107,7 +114,8 @@ def text_units(text: str, line_kinds: Sequence[str]) -> list[TextUnit]:
         if kind == "table_row":
             flush()
             cells = tuple(table_cells(line.strip()))
-            out.append(TextUnit("row", line.strip(), offset, offset, context(), header, cells, block))
+            out.append(TextUnit("row", line.strip(), offset, offset, context(), header, cells, block,
+                                subjects[offset]))
             continue
         if kind == "heading":
             flush()

@@ -9,7 +9,9 @@ value (``GROUND``, ``VDD``). The claim is verified when one **unit** of one cite
 
 * an identifier as a whole identifier (``-r`` is not found in "non-routable"); a command may
   also be named by the headings above the unit (a table of options under
-  ``### clock_tree_synthesis``), never by another unit;
+  ``### clock_tree_synthesis``), by the command its section documents (``TextUnit.subject``:
+  the options rows of ``### Repair Timing`` are ``repair_timing``'s) or by a synopsis of the
+  item that lists the unit's option, never by another unit;
 * a number as a number (``5`` is not in ``0.5`` or ``15``); when the claim gives a unit
   (``50 um``), the text at that number must give the same unit (``microns`` = ``um``) or none
   while the unit is named elsewhere in the unit or its table header;
@@ -20,7 +22,10 @@ option, or a number from an example elsewhere in the item fails. A claim that co
 things (``... while ...``, ``... than ...``) may bind each side to its own unit: each unit holds
 at least one of the claim's names and, when the claim states numbers, at least one of them.
 A claim with no key term must share at least ``SUPPORT_THRESHOLD`` of its content words with
-one unit. The citation of a verified claim narrows to the lines of the units it binds to.
+one unit's own text (a code line's words, not its headings'); a code line states names and
+numbers, so a claim with key terms resting on one may add only the words of a command's
+syntax (``claim_terms.SYNTAX_WORDS``). The citation of a verified claim narrows to the lines
+of the units it binds to.
 """
 
 from __future__ import annotations
@@ -28,13 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 from edaqa_pipeline.generation.claim_terms import (
     ClaimTerms,
     claim_terms,
     identifiers_of,
     names,
+    text_share,
     unit_support,
     whole,
     word_share,
@@ -51,6 +56,7 @@ from edaqa_pipeline.generation.row_rules import (
     stated_default,
 )
 from edaqa_pipeline.generation.units import TextUnit
+from edaqa_pipeline.text.identifiers import identifier_kind
 from edaqa_pipeline.text.quantities import number_matches, unit_at, units_named
 
 SUPPORT_THRESHOLD = 0.6  # a claim with no key term: its words that one unit must hold
@@ -77,12 +83,16 @@ def states_number(number: str, unit: str, text: str, context: str) -> bool:
 
 
 def _owners(item: Sequence[TextUnit], unit: TextUnit) -> str:
-    """Text that ties ``unit`` to a command: its headings, and the item's other units that name
-    one of the options ``unit`` names (a synopsis ``cmd [-option value]``)."""
+    """Text that ties ``unit`` to a command: its headings, the command its section documents
+    (``TextUnit.subject``), and the item's other units that name one of the options ``unit``
+    names (a synopsis ``cmd [-option value]``)."""
     options = [o for o in identifiers_of(unit.text) if o.startswith("-")]
     blocks = {u.block for u in item if u.kind == "code" and (u is unit or any(names(o, u.text) for o in options))}
     synopses = [u.text for u in item if u.kind == "code" and u.block in blocks]
-    return " ".join((*unit.headings, *synopses))
+    # the section's command owns a unit that names no command of its own (an options row), not
+    # one that names another (an example's `global_route -verbose` under another command)
+    subject = unit.subject if not any(identifier_kind(i) == "command" for i in identifiers_of(unit.text)) else ""
+    return " ".join((*unit.headings, subject, *synopses))
 
 
 def _holds(unit: TextUnit, terms: ClaimTerms, owners: str) -> tuple[set[str], set[str], set[str]]:
@@ -118,16 +128,17 @@ class Verdict:
     support: float = 0.0
 
 
-def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]]) -> Verdict:
-    """The verdict on ``claim`` against the units of the items it cites ((id, units) pairs)."""
+def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]], *, compare: bool = True) -> Verdict:
+    """The verdict on ``claim`` against the units of the items it cites ((id, units) pairs);
+    ``compare``: a comparison may bind each side to its own unit."""
     text = clean_claim(claim)
     if not text:
         return Verdict(False, "the claim is empty")
     terms = claim_terms(text)
     pool = [Binding(eid, u) for eid, units in cited for u in units]
-    if terms.empty:
-        best = max(pool, key=lambda b: unit_support(text, b.unit), default=None)
-        score = unit_support(text, best.unit) if best else 0.0
+    if terms.empty:  # words only: a code line holds them only in its own words
+        best = max(pool, key=lambda b: text_share(text, b.unit), default=None)
+        score = text_share(text, best.unit) if best else 0.0
         if best is not None and score >= SUPPORT_THRESHOLD:
             return Verdict(True, "", (best,), score)
         return Verdict(False, f"no single sentence, row or code line of {_ids(cited)} states it")
@@ -138,15 +149,15 @@ def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]]) ->
     held = [(b, _holds(b.unit, terms, owners[id(b)])) for b in pool]
     holding = [b for b, (i, n, lit) in held if i >= wanted_i and n >= wanted_n and lit >= wanted_l]
     complete = [b for b in holding if not _rule_broken(text, terms, b, pool)]
-    if complete:
-        best = max(complete, key=lambda b: (unit_support(text, b.unit), word_share(text, b.unit)))
+    if complete:  # the unit the claim was written from: its words, then the names it writes itself
+        best = max(complete, key=lambda b: (unit_support(text, b.unit), word_share(text, b.unit),
+                                            sum(names(i, b.unit.text) for i in terms.identifiers)))
         return Verdict(True, "", (best,), unit_support(text, best.unit))
-    if _COMPARISON.search(text) and len(terms.identifiers) + len(terms.numbers) + len(terms.literals) >= 2:
-        for (a, ha), (b, hb) in combinations(held, 2):
-            if (ha[0] | hb[0]) >= wanted_i and (ha[1] | hb[1]) >= wanted_n and (ha[2] | hb[2]) >= wanted_l \
-                    and _side(ha, terms) and _side(hb, terms):
-                support = max(unit_support(text, a.unit), unit_support(text, b.unit))
-                return Verdict(True, "", (a, b), support)
+    sides = _sides(text) if compare else None
+    if sides is not None:
+        paired = _compared(sides, pool, owners)
+        if paired is not None:
+            return paired
     if holding:  # the reason of the unit the claim is closest to (the row, not the synopsis)
         closest = max(holding, key=lambda b: word_share(text, b.unit))
         return Verdict(False, _rule_broken(text, terms, closest, pool))
@@ -176,10 +187,33 @@ def _rule_broken(claim: str, terms: ClaimTerms, binding: Binding, pool: Sequence
     return ""
 
 
-def _side(holds: tuple[set[str], set[str], set[str]], terms: ClaimTerms) -> bool:
-    """One side of a comparison: a name of the claim and, when it states numbers, a number."""
-    named = bool(holds[0] or holds[2]) or not (terms.identifiers or terms.literals)
-    return named and (bool(holds[1]) or not terms.numbers)
+def _sides(text: str) -> tuple[str, str] | None:
+    """The two sides of a comparison ("``-a`` defaults to 10 while ``-b`` defaults to 20"),
+    each naming something of its own; None for any other claim."""
+    parts = _COMPARISON.split(text, maxsplit=1)
+    if len(parts) < 3:
+        return None
+    left, right = parts[0].strip(), parts[-1].strip()
+    if claim_terms(left).empty or claim_terms(right).empty:
+        return None
+    return left, right
+
+
+def _compared(sides: tuple[str, str], pool: Sequence[Binding], owners: dict[int, str]) -> Verdict | None:
+    """Each side bound to its own unit, by the rules a one-unit claim meets (so a value from
+    the other side's row, or words a code line does not state, fail); None when no two units do."""
+    bound: list[Binding] = []
+    for side in sides:
+        terms = claim_terms(side)
+        wanted = (set(terms.identifiers), {n for n, _ in terms.numbers}, set(terms.literals))
+        found = [b for b in pool if b not in bound
+                 and all(h >= w for h, w in zip(_holds(b.unit, terms, owners[id(b)]), wanted, strict=True))
+                 and not _rule_broken(side, terms, b, pool)]
+        if not found:
+            return None
+        bound.append(max(found, key=lambda b, side=side: (unit_support(side, b.unit), word_share(side, b.unit))))
+    support = min(unit_support(side, b.unit) for side, b in zip(sides, bound, strict=True))
+    return Verdict(True, "", tuple(bound), support)
 
 
 def _ids(cited: Sequence[tuple[str, Sequence[TextUnit]]]) -> str:

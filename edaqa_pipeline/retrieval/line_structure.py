@@ -1,4 +1,5 @@
-"""The parser's line kinds, looked up for any evidence item.
+"""The parser's line kinds, and the command each line's section documents, looked up for
+any evidence item.
 
 Every chunk row stores the kind of each of its lines (``chunks.line_kinds``, decided by the
 parser: ``parsing.lines``). An evidence item built from a chunk carries them; an item built
@@ -7,6 +8,11 @@ its source lines, and :class:`LineStructure` maps (document, line) back to the s
 :func:`line_kinds_of` is what a consumer calls: the item's stored kinds, or, for text that no
 stored row covers (PDF items, text cut from a sentence), the parser's own classification of
 that text. No consumer looks at a line's characters to decide what the line is.
+
+The command a line's section documents is the element graph's ``scope_command`` (its one
+definition: named by the heading, else first invoked by the section's code, else the parent
+section's). An item carries it per line (``EvidenceItem.line_subjects``), so the claim
+verifier knows that an options row shown without its heading belongs to ``repair_timing``.
 """
 
 from __future__ import annotations
@@ -20,12 +26,36 @@ from edaqa_pipeline.parsing.lines import markdown_line_kinds
 
 class LineStructure:
     """(document, source line) -> the kind the parser gave that line (Markdown documents),
-    and its text where a stored chunk holds it line for line (``render``: the exact source
-    text of any set of lines, so two items of one document can be shown as one)."""
+    its text where a stored chunk holds it line for line (``render``: the exact source text
+    of any set of lines, so two items of one document can be shown as one), and the command
+    its section documents (``subjects``) where the element graph is stored."""
 
-    def __init__(self, kinds: dict[str, dict[int, str]], texts: dict[str, dict[int, str]] | None = None) -> None:
+    def __init__(self, kinds: dict[str, dict[int, str]], texts: dict[str, dict[int, str]] | None = None,
+                 subjects: dict[str, dict[int, str]] | None = None) -> None:
         self._kinds = kinds
         self._texts = texts or {}
+        self._subjects = subjects or {}
+
+    def with_subjects(self, elements: Iterable[Mapping[str, Any]]) -> LineStructure:
+        """This structure with the command each line's section documents, from element rows
+        (``document``, ``element_type``, ``start_line``, ``end_line``, ``scope_command``: the
+        element graph's one definition of it); sections and clauses, which span their
+        subsections, are left out."""
+        subjects: dict[str, dict[int, str]] = {}
+        for row in elements:
+            start, end, command = row.get("start_line"), row.get("end_line"), row.get("scope_command")
+            if start is None or end is None or not command or row.get("element_type") in ("section", "clause"):
+                continue
+            doc = subjects.setdefault(row["document"], {})
+            for line in range(int(start), int(end) + 1):
+                doc.setdefault(line, str(command))
+        return LineStructure(self._kinds, self._texts, subjects)
+
+    def subjects(self, doc: str, lines: Iterable[int]) -> tuple[str, ...]:
+        """The command the section of each of ``lines`` of ``doc`` documents ("" where none);
+        () when the document has none at all."""
+        known = self._subjects.get(doc)
+        return tuple(known.get(line, "") for line in lines) if known else ()
 
     @classmethod
     def from_chunks(cls, records: Iterable[Mapping[str, Any]]) -> LineStructure:

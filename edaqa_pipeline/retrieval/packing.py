@@ -50,7 +50,7 @@ def truncated(item: EvidenceItem, max_chars: int) -> EvidenceItem:
     lines = source_lines(item)[:count]  # [] when the text is not its lines line for line
     end = lines[-1] if lines else item.end_line
     return replace(item, text=text, line_kinds=item.line_kinds[:count], line_numbers=item.line_numbers[:count],
-                   end_line=end)
+                   line_subjects=item.line_subjects[:count], end_line=end)
 
 
 def pack_to_budget(
@@ -139,10 +139,17 @@ def joined(host: EvidenceItem, other: EvidenceItem, render: Renderer, gap: int) 
         return None
     text, kinds = rendered
     contiguous = ordered[-1] - ordered[0] + 1 == len(ordered)
+    subjects = {**_line_subjects(b, other), **_line_subjects(a, host)}
     return replace(host, chunk_id="", text=text, start_line=ordered[0], end_line=ordered[-1],
                    line_numbers=() if contiguous else tuple(ordered), line_kinds=kinds,
+                   line_subjects=tuple(subjects.get(n, "") for n in ordered) if subjects else (),
                    element_ids=tuple(dict.fromkeys((*host.element_ids, *other.element_ids))),
                    score=max(host.score, other.score))
+
+
+def _line_subjects(lines: list[int], item: EvidenceItem) -> dict[int, str]:
+    """Source line -> ``item.line_subjects`` ({} when the item does not carry them)."""
+    return dict(zip(lines, item.line_subjects, strict=True)) if len(item.line_subjects) == len(lines) else {}
 
 
 def _join(items: list[EvidenceItem], item: EvidenceItem, render: Renderer, gap: int) -> tuple[int, EvidenceItem, list[int]] | None:

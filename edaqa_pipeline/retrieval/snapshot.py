@@ -215,8 +215,22 @@ class IndexSnapshot:
 
     @cached_property
     def line_structure(self) -> LineStructure:
-        """The parser's kind of every indexed Markdown line, from the chunk rows."""
-        return LineStructure.from_chunks(self.chunk_records if self.chunks.height else [])
+        """The parser's kind of every indexed Markdown line, from the chunk rows, and the
+        command its section documents, from the element graph's rows when they are stored."""
+        lines = LineStructure.from_chunks(self.chunk_records if self.chunks.height else [])
+        elements = read_partitions(self.storage / "tables", "elements", self.documents)
+        if elements is None or "scope_command" not in elements.columns:
+            return lines
+        return lines.with_subjects(elements.select(
+            "document", "element_type", "start_line", "end_line", "scope_command").to_dicts())
+
+    @cached_property
+    def chunk_subjects(self) -> list[tuple[str, ...]]:
+        """Each chunk row's ``EvidenceItem.line_subjects``, looked up once."""
+        lines = self.line_structure
+        return [lines.subjects(r["document"], range(r["start_line"], r["end_line"] + 1))
+                if r["start_line"] is not None and r["end_line"] is not None else ()
+                for r in self.chunk_records]
 
     @cached_property
     def function(self) -> Encoder:
@@ -248,7 +262,8 @@ class IndexSnapshot:
                             score=float(score), path=path, start_line=rec["start_line"],
                             end_line=rec["end_line"], page=rec["page"],
                             line_kinds=tuple(rec["line_kinds"]),
-                            section=tuple(rec.get("section_path") or ()))
+                            section=tuple(rec.get("section_path") or ()),
+                            line_subjects=self.chunk_subjects[row])
 
     def dense_chunks(self, query: str, k: int, encoder: Encoder | None = None) -> list[tuple[int, float]]:
         """(chunk row, cosine) of the ``k`` nearest chunks to ``query`` in the base space."""

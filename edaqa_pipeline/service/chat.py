@@ -109,7 +109,8 @@ def chat_request(body: dict[str, Any]) -> ChatRequest:
 def claim_of(record_claim: dict[str, Any]) -> AnswerClaim:
     """The ``AnswerClaim`` of a record's claim (to render it as the answer does)."""
     return AnswerClaim(record_claim["text"], tuple(record_claim["evidence_ids"]),
-                       tuple(record_claim["citations"]), float(record_claim["support"]))
+                       tuple(record_claim["citations"]), float(record_claim["support"]),
+                       bool(record_claim.get("recited", False)))
 
 
 class ClaimBudget:

@@ -254,7 +254,8 @@ class EdaqaService:
         started = time.perf_counter()
         if changes:
             lines = self.snapshot.line_structure  # the parser's kind of each cited line
-            items = tuple(replace(item, line_kinds=lines.kinds(item.doc, range(item.start_line, item.end_line + 1)))
+            items = tuple(replace(item, line_kinds=lines.kinds(item.doc, range(item.start_line, item.end_line + 1)),
+                                  line_subjects=lines.subjects(item.doc, range(item.start_line, item.end_line + 1)))
                           for item in change_items(changes, k))
             shown = {(i.doc, i.start_line) for i in items}
             changes = [c for c in changes if (c["old_doc"], c["old_start"]) in shown

@@ -247,7 +247,8 @@ def evidence_items(index: ElementIndex, bundle: Bundle, members: Sequence[Member
         )
         # Markdown: the stored kinds of its source lines; a PDF page: from the element types
         kinds = index.lines.kinds(item.doc, source_lines(item)) if starts else _page_line_kinds(index, group, texts)
-        out.append(replace(item, line_kinds=kinds))
+        subjects = index.lines.subjects(item.doc, source_lines(item)) if starts else ()
+        out.append(replace(item, line_kinds=kinds, line_subjects=subjects))
     return out
 
 

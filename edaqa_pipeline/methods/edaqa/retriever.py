@@ -57,6 +57,7 @@ from edaqa_pipeline.methods.edaqa.recall import chipkg_path, chunk_paths, fuse, 
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline.retrieval.encoders import query_vector
 from edaqa_pipeline.retrieval.fusion import rrf_merge
+from edaqa_pipeline.retrieval.line_structure import source_lines
 from edaqa_pipeline.retrieval.packing import Candidate, pack_candidates
 from edaqa_pipeline.retrieval.record import Retrieval
 from edaqa_pipeline.retrieval.snapshot import IndexSnapshot, NoTrainedEncoderError
@@ -217,10 +218,11 @@ class EdaqaRetriever:
             yield whole
             cut = bundle(self.snapshot.chunk_records[row], query, ids) if self.config.focus else None
             if cut is not None and len(cut.text) < len(whole.text):
-                yield EvidenceItem(chunk_id="", doc=whole.doc, text=cut.text, score=whole.score,
-                                   path=f"{path}:lines", start_line=cut.start_line,
-                                   end_line=cut.end_line, page=whole.page,
-                                   line_kinds=cut.line_kinds, section=whole.section)
+                item = EvidenceItem(chunk_id="", doc=whole.doc, text=cut.text, score=whole.score,
+                                    path=f"{path}:lines", start_line=cut.start_line,
+                                    end_line=cut.end_line, page=whole.page,
+                                    line_kinds=cut.line_kinds, section=whole.section)
+                yield replace(item, line_subjects=self.snapshot.line_structure.subjects(item.doc, source_lines(item)))
 
         return [alternatives(row) for row in order]
 
