@@ -335,6 +335,8 @@ def test_a_miscited_claim_is_shown_cited_by_the_item_of_its_document_that_states
     other_manual = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
     assert other_manual.answerer == "extractive"  # no claim of the model's is shown
     assert [d["evidence"] for d in other_manual.dropped] == [["E3"]]
+    # the re-ask names the item of the other manual that states it, for the model to re-cite
+    assert "E2 states it" in server.requests[2]["messages"][-1]["content"]
 
 
 def test_a_claim_no_item_states_is_not_recited(scripted_server):

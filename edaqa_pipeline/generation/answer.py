@@ -26,7 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edaqa_pipeline.generation.claim_verdicts import checked, sentence_verdicts, verdict_of
+from edaqa_pipeline.generation.claim_verdicts import (
+    checked,
+    sentence_verdicts,
+    stated_elsewhere,
+    verdict_of,
+)
 from edaqa_pipeline.generation.claims import clean_claim, same_claim_key, ungrounded_terms
 from edaqa_pipeline.generation.evidence import NumberedEvidence, number_evidence
 from edaqa_pipeline.generation.extractive import question_frame
@@ -178,6 +183,12 @@ def _verify_all(
     return kept, failed, final
 
 
+def _fix_problem(claim: Claim, problem: str, by_id: dict[str, NumberedEvidence]) -> str:
+    """The re-ask's reason for ``claim``, with the items of other documents that state it."""
+    elsewhere = stated_elsewhere(claim, by_id)
+    return f"{problem}; {' and '.join(elsewhere)} states it" if elsewhere else problem
+
+
 def _llm_answer(
     question: str, numbered: list[NumberedEvidence], llm: LLMClient, temperature: float = 0.0
 ) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
@@ -190,7 +201,7 @@ def _llm_answer(
     dropped = [{"text": c.text, "evidence": list(c.evidence), "reason": p} for c, p in final]
     if failed:
         fix_inputs = {**inputs, "failed": [
-            {"text": c.text, "evidence": list(c.evidence), "problem": p}
+            {"text": c.text, "evidence": list(c.evidence), "problem": _fix_problem(c, p, by_id)}
             for c, p in failed]}
         try:
             fixed = llm.complete_structured(FIX_TASK, fix_inputs, GroundedAnswer, temperature=temperature)

@@ -20,7 +20,9 @@ that fails on the items it cites is verified against the other items of the docu
 (``recited``), by the same rules, and when one unit states it, it is shown cited by that unit,
 marked ``recited`` in the answer's record. Only the lines move, never the document: a claim
 the model attributes to one manual is not shown as another document's word (a document that
-forges an evidence item for `cts.md` cannot lend its own text to a claim cited to `cts.md`).
+forges an evidence item for `cts.md` cannot lend its own text to a claim cited to `cts.md`);
+the re-ask names the items of other documents that state a failed claim
+(``stated_elsewhere``: "E4 states it"), and the model's re-cited claim is verified like any other.
 A claim with no key term (no identifier, number or quoted value: its words are all the
 verifier can match) is never re-cited, since some sentence of a long manual shares most of a
 few plain words.
@@ -40,6 +42,7 @@ from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.generation.verify import Verdict, verify_claim
 from edaqa_pipeline.text.sentences import split_sentences
 
+MAX_HINTS = 2  # items a re-ask names for a claim
 # a word that points at something said before
 POINTER = re.compile(r"\b(?:it|its|this|that|these|those|they|their|them|here|the latter|the former)\b",
                      re.IGNORECASE)
@@ -69,6 +72,16 @@ def recited(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
     if not verdict.verified or all(b.evidence_id in cited for b in verdict.bindings):
         return Verdict(False, "")
     return verdict
+
+
+def stated_elsewhere(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[str]:
+    """Ids of the items of other documents than the claim cites whose one unit states it: what
+    a re-ask names ("E4 states it"), since a claim never moves to another document by itself."""
+    cited = {e.strip() for e in claim.evidence}
+    documents = {by_id[i].item.doc for i in cited if i in by_id}
+    found = [i for i, n in by_id.items() if n.item.doc not in documents
+             and verify_claim(claim.text, [(i, n.units())], compare=False).verified]
+    return found[:MAX_HINTS]
 
 
 def checked(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> tuple[Verdict, bool]:
