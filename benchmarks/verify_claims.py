@@ -39,6 +39,7 @@ import json
 import re
 import sys
 import time
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ class Claim:
 
 def load_chunks(storage: Path) -> list[Chunk]:
     from edaqa_pipeline.retrieval.line_structure import LineStructure
-    from edaqa_pipeline.retrieval.snapshot import indexed_documents
+    from edaqa_pipeline.retrieval.snapshot import indexed_documents, scope_rows
     from edaqa_pipeline.storage.tables import read_partitions
 
     frame = read_partitions(storage / "tables", "chunks", indexed_documents(storage))
@@ -91,10 +92,7 @@ def load_chunks(storage: Path) -> list[Chunk]:
         raise SystemExit(f"{storage}: no chunks with line kinds (re-index it with edaqa index)")
     # the command each line's section documents, as an answer's evidence carries it
     # (IndexSnapshot.chunk_subjects, without loading the vectors)
-    elements = read_partitions(storage / "tables", "elements", indexed_documents(storage))
-    known = elements is not None and "scope_command" in elements.columns
-    lines = LineStructure({}).with_subjects(elements.select(
-        "document", "element_type", "start_line", "end_line", "scope_command").to_dicts() if known else ())
+    lines = LineStructure({}).with_subjects(scope_rows(storage, indexed_documents(storage)))
     return [Chunk(r["document"], r["text"], tuple(r["line_kinds"]), r["page"] is not None,
                   lines.subjects(r["document"], range(r["start_line"], r["end_line"] + 1))
                   if r["start_line"] is not None and r["end_line"] is not None else ())
@@ -117,6 +115,12 @@ def parse_chunks(corpus: Path) -> list[Chunk]:
         out += [Chunk(c["document"], c["text"], tuple(c["line_kinds"]), c["page"] is not None)
                 for c in build_chunks(blocks)]
     return out
+
+
+def _stable_index(name: str, n: int) -> int:
+    """An index in ``range(n)`` fixed by ``name`` (Python's ``hash`` of a string changes from
+    run to run, and with it the sample of tampered claims)."""
+    return zlib.crc32(name.encode()) % n
 
 
 def _key(cell: str) -> str:
@@ -186,7 +190,7 @@ def _default_claims(corpus: str, n: int, row: TextUnit, name: str, default: str,
             yield Claim(corpus, "default", "neighbour_option", f"The default of `{named[id(other)]}` is `{default}`{suffix}.", n)
             break
     if others and name.startswith("-"):
-        command = others[hash(name) % len(others)]
+        command = others[_stable_index(name, len(others))]
         yield Claim(corpus, "default", "other_command", f"The default of `{name}` of `{command}` is `{default}`{suffix}.", n)
     if _NUMERIC.match(default):
         yield Claim(corpus, "default", "digit", f"The default of `{name}` is `{_digit(default)}`{suffix}.", n)
@@ -209,7 +213,7 @@ def _synopsis_claims(corpus: str, n: int, units: Sequence[TextUnit], others: Seq
             yield Claim(corpus, "synopsis", "", f"`{command}` takes the option `{option}`.", n)
             if others:
                 yield Claim(corpus, "synopsis", "other_command",
-                            f"`{others[hash(option) % len(others)]}` takes the option `{option}`.", n)
+                            f"`{others[_stable_index(option, len(others))]}` takes the option `{option}`.", n)
 
 
 def _property_claims(corpus: str, n: int, rows: Sequence[TextUnit]) -> Iterator[Claim]:

@@ -58,13 +58,18 @@ def verdict_of(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
     return verify_claim(claim.text, [(i, by_id[i].units()) for i in known])
 
 
+def _cited(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> tuple[set[str], set[str]]:
+    """(the ids ``claim`` cites, the documents of those among the evidence)."""
+    cited = {e.strip() for e in claim.evidence}
+    return cited, {by_id[i].item.doc for i in cited if i in by_id}
+
+
 def recited(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
     """The verdict on ``claim`` against every item of the documents it cites, pooled (so a row
     of the cited item that gives the value otherwise still counts against it) and bound to
     single units only (no comparison across items); a failed verdict when the claim names no
     key term or rests on no item it does not cite."""
-    cited = {e.strip() for e in claim.evidence}
-    documents = {by_id[i].item.doc for i in cited if i in by_id}
+    cited, documents = _cited(claim, by_id)
     pool = [(i, n.units()) for i, n in by_id.items() if n.item.doc in documents]
     if len(pool) <= len(cited & set(by_id)) or claim_terms(clean_claim(claim.text)).empty:
         return Verdict(False, "")
@@ -77,8 +82,7 @@ def recited(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> Verdict:
 def stated_elsewhere(claim: Claim, by_id: Mapping[str, NumberedEvidence]) -> list[str]:
     """Ids of the items of other documents than the claim cites whose one unit states it: what
     a re-ask names ("E4 states it"), since a claim never moves to another document by itself."""
-    cited = {e.strip() for e in claim.evidence}
-    documents = {by_id[i].item.doc for i in cited if i in by_id}
+    _, documents = _cited(claim, by_id)
     found = [i for i, n in by_id.items() if n.item.doc not in documents
              and verify_claim(claim.text, [(i, n.units())], compare=False).verified]
     return found[:MAX_HINTS]

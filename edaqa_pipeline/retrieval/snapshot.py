@@ -102,6 +102,15 @@ def load_tuned_space(snapshot: IndexSnapshot) -> TunedSpace:
                       chunk_vectors=chunk_vectors, encoded_now=encoded)
 
 
+def scope_rows(storage: Path, documents: list[str]) -> list[dict[str, Any]]:
+    """The element graph's rows as ``LineStructure.with_subjects`` reads them (document, type,
+    lines, ``scope_command``); [] when the storage holds no element graph."""
+    elements = read_partitions(Path(storage) / "tables", "elements", documents)
+    if elements is None or "scope_command" not in elements.columns:
+        return []
+    return elements.select("document", "element_type", "start_line", "end_line", "scope_command").to_dicts()
+
+
 def indexed_documents(storage: Path) -> list[str]:
     """Documents in the index: those of the last ``chunk_index`` materialisation (whether it
     ran from ``edaqa index``, the UI or the sensor), else ``manifest.json``."""
@@ -218,11 +227,7 @@ class IndexSnapshot:
         """The parser's kind of every indexed Markdown line, from the chunk rows, and the
         command its section documents, from the element graph's rows when they are stored."""
         lines = LineStructure.from_chunks(self.chunk_records if self.chunks.height else [])
-        elements = read_partitions(self.storage / "tables", "elements", self.documents)
-        if elements is None or "scope_command" not in elements.columns:
-            return lines
-        return lines.with_subjects(elements.select(
-            "document", "element_type", "start_line", "end_line", "scope_command").to_dicts())
+        return lines.with_subjects(scope_rows(self.storage, self.documents))
 
     @cached_property
     def chunk_subjects(self) -> list[tuple[str, ...]]:

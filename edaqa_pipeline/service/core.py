@@ -254,9 +254,9 @@ class EdaqaService:
         started = time.perf_counter()
         if changes:
             lines = self.snapshot.line_structure  # the parser's kind of each cited line
-            items = tuple(replace(item, line_kinds=lines.kinds(item.doc, range(item.start_line, item.end_line + 1)),
-                                  line_subjects=lines.subjects(item.doc, range(item.start_line, item.end_line + 1)))
-                          for item in change_items(changes, k))
+            items = tuple(replace(item, line_kinds=lines.kinds(item.doc, span), line_subjects=lines.subjects(item.doc, span))
+                          for item in change_items(changes, k)
+                          for span in [range(item.start_line, item.end_line + 1)])
             shown = {(i.doc, i.start_line) for i in items}
             changes = [c for c in changes if (c["old_doc"], c["old_start"]) in shown
                        or (c["new_doc"], c["new_start"]) in shown]
