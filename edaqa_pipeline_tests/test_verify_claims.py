@@ -178,6 +178,17 @@ def test_the_sections_command_owns_only_units_that_name_no_command() -> None:
                             [("E1", text_units(text, kinds))]).verified  # no section command known
 
 
+def test_the_sections_command_owns_a_sentence_naming_only_what_the_claim_names() -> None:
+    """"This command sets routing alphas for a given net `net_name`" is ``set_routing_alpha``'s
+    sentence: the argument it names (which reads like a command) is named by the claim too."""
+    text = "This command sets routing alphas for a given net `net_name`."
+    kinds = markdown_line_kinds(text)
+    units = text_units(text, kinds, ["set_routing_alpha"] * len(kinds))
+    for claim, verified in (("The `set_routing_alpha` command sets routing alphas for a given net `net_name`.", True),
+                            ("The `global_route` command sets routing alphas for a given net `net_name`.", False)):
+        assert verify_claim(claim, [("E1", units)]).verified is verified, claim
+
+
 ROWS = """| Switch Name | Description |
 | --- | --- |
 | `-a` | Sets a. The default value is `10`. |

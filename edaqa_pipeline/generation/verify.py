@@ -82,16 +82,18 @@ def states_number(number: str, unit: str, text: str, context: str) -> bool:
     return found and unit in units_named(context)
 
 
-def _owners(item: Sequence[TextUnit], unit: TextUnit) -> str:
+def _owners(item: Sequence[TextUnit], unit: TextUnit, named: Sequence[str] = ()) -> str:
     """Text that ties ``unit`` to a command: its headings, the command its section documents
     (``TextUnit.subject``), and the item's other units that name one of the options ``unit``
-    names (a synopsis ``cmd [-option value]``)."""
+    names (a synopsis ``cmd [-option value]``); ``named``: the identifiers of the claim."""
     options = [o for o in identifiers_of(unit.text) if o.startswith("-")]
     blocks = {u.block for u in item if u.kind == "code" and (u is unit or any(names(o, u.text) for o in options))}
     synopses = [u.text for u in item if u.kind == "code" and u.block in blocks]
-    # the section's command owns a unit that names no command of its own (an options row), not
-    # one that names another (an example's `global_route -verbose` under another command)
-    subject = unit.subject if not any(identifier_kind(i) == "command" for i in identifiers_of(unit.text)) else ""
+    # the section's command owns a unit that names no other command (an options row, "This
+    # command sets ... `net_name`" when the claim names `net_name` too), not one that names a
+    # command the claim leaves out (an example's `global_route -verbose` under another command)
+    others = [i for i in identifiers_of(unit.text) if identifier_kind(i) == "command" and i not in named]
+    subject = unit.subject if not others else ""
     return " ".join((*unit.headings, subject, *synopses))
 
 
@@ -145,7 +147,7 @@ def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]], *,
     wanted_i, wanted_n = set(terms.identifiers), {n for n, _ in terms.numbers}
     wanted_l = set(terms.literals)
     items = dict(cited)
-    owners = {id(b): _owners(items[b.evidence_id], b.unit) for b in pool}
+    owners = {id(b): _owners(items[b.evidence_id], b.unit, terms.identifiers) for b in pool}
     held = [(b, _holds(b.unit, terms, owners[id(b)])) for b in pool]
     holding = [b for b, (i, n, lit) in held if i >= wanted_i and n >= wanted_n and lit >= wanted_l]
     complete = [b for b in holding if not _rule_broken(text, terms, b, pool)]
