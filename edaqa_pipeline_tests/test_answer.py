@@ -177,6 +177,30 @@ def test_extractive_claims_cite_the_pdf_page():
     assert answer.claims[0].citations == ("sheet.pdf:p3",)
 
 
+def _item(i: int, text: str) -> EvidenceItem:
+    return EvidenceItem(chunk_id=f"w{i}", doc="widget.md", score=1.0 - i / 10, path="test",
+                        start_line=10 * i + 1, end_line=10 * i + 1, text=text)
+
+
+WIDGETS = [
+    _item(1, "The default of `-alpha` is `4`."),
+    _item(2, "A larger `-alpha` spreads the widgets further apart."),
+    _item(3, "The `-alpha` value must be a positive integer."),
+    _item(4, "The `-alpha` option is read once per run."),  # the asked option again, nothing new
+    _item(5, "The `write_widget` command writes the widget file."),  # the question's second part
+]
+
+
+def test_items_past_the_best_three_are_read_for_a_part_of_the_question_not_yet_answered():
+    """The first claim comes from the best three items; a later item adds a claim only when it
+    states a question word or identifier the answer has not stated (here ``write_widget``)."""
+    question = "What is the default of -alpha, and how do I write the widget file with write_widget?"
+    claims = extractive_claims(question, [n.as_input() for n in number_evidence(WIDGETS, packed=True)])
+    cited = [eid for _, eid in claims]
+    assert cited[0] in {"E1", "E2", "E3"}
+    assert "E5" in cited and "E4" not in cited
+
+
 # --- the model path (scripted) --------------------------------------------------------------
 
 

@@ -89,7 +89,10 @@ MAX_UNITS = 5
 MIN_RELATIVE = 0.2
 REDUNDANCY = 0.85
 MAX_UNIT_CHARS = MAX_CLAIM_CHARS  # a unit must fit in one claim
-MAX_ITEMS = 3
+MAX_ITEMS = 5
+LEAD_ITEMS = 3  # the first claim, and the question words' weights, come from the best this many items
+NEW_PART_BEYOND_LEAD = True  # a unit of a later item must state a question term not yet said
+NEW_PART_WORDS = 1  # ... this many (an identifier counts IDENTIFIER_WEIGHT)
 ASK_BOOST = 0.5  # a unit of the kind the question asks for (asks.py) scores this much more
 DESCRIBED_FACTOR = 1.0  # an identifier the question names in words counts this share of a named one
 FOLLOW_UNITS = 2  # the units that follow a chosen line ending in a colon (the list it introduces)
@@ -231,6 +234,15 @@ class _Scorer:
                 out.add(pieces)
         return out
 
+    def adds_part(self, unit: Unit, chosen: Sequence[tuple[int, Unit]]) -> bool:
+        """Whether ``unit`` states ``NEW_PART_WORDS`` question words that no ``chosen`` unit
+        states (an identifier counts ``IDENTIFIER_WEIGHT`` words)."""
+        terms, idents = self.matched(unit)
+        for _, other in chosen:
+            said_terms, said_idents = self.matched(other)
+            terms, idents = terms - said_terms, idents - said_idents
+        return len(terms) + IDENTIFIER_WEIGHT * len(idents) >= NEW_PART_WORDS
+
     def score(self, unit: Unit) -> float:
         terms, idents = self.matched(unit)
         heading = unit.heading.lower()
@@ -258,18 +270,20 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     scorer = _Scorer(question)
     units = [u for rank, item in enumerate(evidence[:MAX_ITEMS])
              for u in units_of(str(item["text"]), str(item["id"]), rank, item["line_kinds"])]
-    scorer.learn(units)
+    scorer.learn([u for u in units if u.rank < LEAD_ITEMS])  # weights of the best items' words
     scored = sorted(((scorer.score(u), i, u) for i, u in enumerate(units)),
                     key=lambda t: (-t[0], t[1]))
     scored = [s for s in scored if s[0] > 0]
     if not scored:
         return []
-    best = scored[0][0]
-    asked = [t for t in scored if t[0] >= ASK_LEAD * best and t[2].source is not None
+    # the lead comes from the best LEAD_ITEMS items; the rest of the answer from all MAX_ITEMS read
+    leads = [t for t in scored if t[2].rank < LEAD_ITEMS] or scored
+    best = leads[0][0]
+    asked = [t for t in leads if t[0] >= ASK_LEAD * best and t[2].source is not None
              and unit_answers(scorer.ask, t[2].source)]
-    if asked:  # the direct answer first: the best unit of the kind the question asks for
-        scored.remove(asked[0])
-        scored.insert(0, asked[0])
+    lead = asked[0] if asked else leads[0]  # the direct answer first: the best unit of the asked kind
+    scored.remove(lead)
+    scored.insert(0, lead)
     chosen: list[tuple[int, Unit]] = []
     said: set[str] = set()
     words = 0
@@ -285,6 +299,8 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
             continue
         if any(unit.text == c.text for _, c in chosen):
             continue
+        if NEW_PART_BEYOND_LEAD and chosen and unit.rank >= LEAD_ITEMS and not scorer.adds_part(unit, chosen):
+            continue  # an item past the best ones is read for a part of the question not yet answered
         chosen.append((index, unit))
         said |= terms
         words += len(unit.text.split())
