@@ -10,8 +10,10 @@ value (``GROUND``, ``VDD``). The claim is verified when one **unit** of one cite
 * an identifier as a whole identifier (``-r`` is not found in "non-routable"); a command may
   also be named by the headings above the unit (a table of options under
   ``### clock_tree_synthesis``), by the command its section documents (``TextUnit.subject``:
-  the options rows of ``### Repair Timing`` are ``repair_timing``'s) or by a synopsis of the
-  item that lists the unit's option, never by another unit;
+  the options rows of ``### Repair Timing`` are ``repair_timing``'s, and so is "This command
+  sets ... `net_name`" under ``set_routing_alpha``'s heading; a unit that names a command the
+  claim does not name is not) or by a synopsis of the item that lists the unit's option,
+  never by another unit;
 * a number as a number (``5`` is not in ``0.5`` or ``15``); when the claim gives a unit
   (``50 um``), the text at that number must give the same unit (``microns`` = ``um``) or none
   while the unit is named elsewhere in the unit or its table header;
