@@ -178,14 +178,23 @@ def test_the_sections_command_owns_only_units_that_name_no_command() -> None:
                             [("E1", text_units(text, kinds))]).verified  # no section command known
 
 
-def test_the_sections_command_owns_a_sentence_naming_only_what_the_claim_names() -> None:
+def test_the_sections_command_owns_a_sentence_whose_other_name_is_an_options_value() -> None:
     """"This command sets routing alphas for a given net `net_name`" is ``set_routing_alpha``'s
-    sentence: the argument it names (which reads like a command) is named by the claim too."""
-    text = "This command sets routing alphas for a given net `net_name`."
+    sentence: its synopsis shows `net_name` (which reads like a command) as ``-net``'s value. A
+    sentence naming another command is not the section's, whatever else the claim names."""
+    text = ("This command sets routing alphas for a given net `net_name`.\n"
+            "\n"
+            "Then run `global_route -allow_congestion` to finish.\n"
+            "\n"
+            "```tcl\nset_routing_alpha\n    [-net net_name]\n```")
     kinds = markdown_line_kinds(text)
     units = text_units(text, kinds, ["set_routing_alpha"] * len(kinds))
-    for claim, verified in (("The `set_routing_alpha` command sets routing alphas for a given net `net_name`.", True),
-                            ("The `global_route` command sets routing alphas for a given net `net_name`.", False)):
+    for claim, verified in (
+            ("The `set_routing_alpha` command sets routing alphas for a given net `net_name`.", True),
+            ("The `set_routing_alpha` command sets routing alphas for a given net.", True),
+            ("The `global_route` command sets routing alphas for a given net `net_name`.", False),
+            ("Both `set_routing_alpha` and `global_route` accept `-allow_congestion`.", False),
+            ("`global_route` finishes the run while `set_routing_alpha` takes `-allow_congestion`.", False)):
         assert verify_claim(claim, [("E1", units)]).verified is verified, claim
 
 

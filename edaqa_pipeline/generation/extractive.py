@@ -36,8 +36,10 @@ What it does, in order:
 4. **Selection.** Further units are added in score order while they bring new content (at
    most ``REDUNDANCY`` of their terms already said), until the answer holds ``TARGET_WORDS``
    words or ``MAX_UNITS`` units; a unit below ``MIN_RELATIVE`` of the best score is not
-   added. A unit of an item past the best ``LEAD_ITEMS`` is added only when it states a
-   question word or identifier no chosen unit states (``NEW_PART_BEYOND_LEAD``): a later
+   added. A unit of an item past the best ``LEAD_ITEMS`` is added only when it states at
+   least ``NEW_PART_WORDS`` question words no chosen unit states, an identifier counting
+   ``IDENTIFIER_WEIGHT`` (``NEW_PART_BEYOND_LEAD``; a list a chosen line introduces is
+   exempt): a later
    item is read for a part of the question the best items leave unanswered (the second of
    two asked options, the next step), not to say the first part again. A chosen line that
    ends in a colon ("... resolved by this priority:") brings the ``FOLLOW_UNITS`` units after
@@ -243,8 +245,8 @@ class _Scorer:
         return out
 
     def adds_part(self, unit: Unit, chosen: Sequence[tuple[int, Unit]]) -> bool:
-        """Whether ``unit`` states ``NEW_PART_WORDS`` question words that no ``chosen`` unit
-        states (an identifier counts ``IDENTIFIER_WEIGHT`` words)."""
+        """Whether ``unit`` states at least ``NEW_PART_WORDS`` question words that no ``chosen``
+        unit states (an identifier counts ``IDENTIFIER_WEIGHT`` words)."""
         terms, idents = self.matched(unit)
         for _, other in chosen:
             said_terms, said_idents = self.matched(other)
@@ -296,6 +298,7 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
     said: set[str] = set()
     words = 0
     queue = list(scored)
+    following: set[int] = set()  # the units a chosen line ending in a colon introduces
     while queue:
         value, index, unit = queue.pop(0)
         if len(chosen) >= min(MAX_UNITS, MAX_CLAIMS) or words >= TARGET_WORDS:
@@ -307,7 +310,8 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
             continue
         if any(unit.text == c.text for _, c in chosen):
             continue
-        if NEW_PART_BEYOND_LEAD and chosen and unit.rank >= LEAD_ITEMS and not scorer.adds_part(unit, chosen):
+        if (NEW_PART_BEYOND_LEAD and chosen and unit.rank >= LEAD_ITEMS and index not in following
+                and not scorer.adds_part(unit, chosen)):
             continue  # an item past the best ones is read for a part of the question not yet answered
         chosen.append((index, unit))
         said |= terms
@@ -315,6 +319,7 @@ def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> l
         if unit.text.endswith(":"):  # "... resolved by this priority:" is said with what follows
             follow = [(best, i, units[i]) for i in range(index + 1, min(index + 1 + FOLLOW_UNITS, len(units)))
                       if units[i].evidence_id == unit.evidence_id]
+            following |= {i for _, i, _ in follow}
             queue = follow + [t for t in queue if t[1] not in {i for _, i, _ in follow}]
     chosen = [chosen[0], *sorted(chosen[1:], key=lambda t: (t[1].rank, t[1].position))]
     return [(u.text, u.evidence_id) for _, u in chosen]

@@ -11,9 +11,9 @@ value (``GROUND``, ``VDD``). The claim is verified when one **unit** of one cite
   also be named by the headings above the unit (a table of options under
   ``### clock_tree_synthesis``), by the command its section documents (``TextUnit.subject``:
   the options rows of ``### Repair Timing`` are ``repair_timing``'s, and so is "This command
-  sets ... `net_name`" under ``set_routing_alpha``'s heading; a unit that names a command the
-  claim does not name is not) or by a synopsis of the item that lists the unit's option,
-  never by another unit;
+  sets ... for a given net `net_name`" when the item's synopsis shows `net_name` as an
+  option's value; a unit that names another command is not) or by a synopsis of the item
+  that lists the unit's option, never by another unit;
 * a number as a number (``5`` is not in ``0.5`` or ``15``); when the claim gives a unit
   (``50 um``), the text at that number must give the same unit (``microns`` = ``um``) or none
   while the unit is named elsewhere in the unit or its table header;
@@ -65,6 +65,8 @@ SUPPORT_THRESHOLD = 0.6  # a claim with no key term: its words that one unit mus
 BINDING_SUPPORT = 0.6  # a claim with key terms: its other words that the unit holding them must hold
 # a quoted lower-case name (`pdngen`): a command the identifier rules do not know
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_]*[a-z0-9]")
+# an option's value in a synopsis: `net_name` of `[-net net_name]` (a name, not a command)
+_OPTION_VALUE = re.compile(r"(?<![\w-])-[A-Za-z][\w-]*\s+([A-Za-z_]\w*)")
 _COMPARISON = re.compile(r"\b(while|whereas|than|compared|versus|vs\.?|respectively|both|differ\w*|"
                          r"instead of|unlike|but)\b", re.IGNORECASE)
 
@@ -84,17 +86,18 @@ def states_number(number: str, unit: str, text: str, context: str) -> bool:
     return found and unit in units_named(context)
 
 
-def _owners(item: Sequence[TextUnit], unit: TextUnit, named: Sequence[str] = ()) -> str:
+def _owners(item: Sequence[TextUnit], unit: TextUnit) -> str:
     """Text that ties ``unit`` to a command: its headings, the command its section documents
     (``TextUnit.subject``), and the item's other units that name one of the options ``unit``
-    names (a synopsis ``cmd [-option value]``); ``named``: the identifiers of the claim."""
+    names (a synopsis ``cmd [-option value]``)."""
     options = [o for o in identifiers_of(unit.text) if o.startswith("-")]
     blocks = {u.block for u in item if u.kind == "code" and (u is unit or any(names(o, u.text) for o in options))}
     synopses = [u.text for u in item if u.kind == "code" and u.block in blocks]
-    # the section's command owns a unit that names no other command (an options row, "This
-    # command sets ... `net_name`" when the claim names `net_name` too), not one that names a
-    # command the claim leaves out (an example's `global_route -verbose` under another command)
-    others = [i for i in identifiers_of(unit.text) if identifier_kind(i) == "command" and i not in named]
+    # the section's command owns a unit that names no other command (an options row; "This
+    # command sets ... for a given net `net_name`", whose `net_name` is the value of a synopsis
+    # option), not one that names another command (an example's `global_route -verbose`)
+    values = {m.group(1) for u in item if u.kind == "code" for m in _OPTION_VALUE.finditer(u.text)}
+    others = [i for i in identifiers_of(unit.text) if identifier_kind(i) == "command" and i not in values]
     subject = unit.subject if not others else ""
     return " ".join((*unit.headings, subject, *synopses))
 
@@ -149,7 +152,7 @@ def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]], *,
     wanted_i, wanted_n = set(terms.identifiers), {n for n, _ in terms.numbers}
     wanted_l = set(terms.literals)
     items = dict(cited)
-    owners = {id(b): _owners(items[b.evidence_id], b.unit, terms.identifiers) for b in pool}
+    owners = {id(b): _owners(items[b.evidence_id], b.unit) for b in pool}
     held = [(b, _holds(b.unit, terms, owners[id(b)])) for b in pool]
     holding = [b for b, (i, n, lit) in held if i >= wanted_i and n >= wanted_n and lit >= wanted_l]
     complete = [b for b in holding if not _rule_broken(text, terms, b, pool)]
