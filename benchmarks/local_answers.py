@@ -11,7 +11,9 @@ same questions. Printed per model, beside the extractive answer of the same ques
 * answered: questions with at least one verified claim *written by the model*; the same
   among the questions whose gold span is in the packed evidence (``span_hit@2048t``);
 * verified model claims per answer, claims dropped, answers that fell back to extractive;
-* fact recall (``atomic_r``, the offline judge) and ROUGE-L of the shown answer;
+* fact recall (``atomic_r``, the offline judge) and ROUGE-L of the shown answer: the model's
+  claims, then the extractive quotes they do not state (``quoted``, up to five claims); and
+  the same without the quotes (``model_only_*``: what the model's claims state alone);
 * prompt and decode tokens/s (llama.cpp's usage and the client's streaming clock), seconds
   per question.
 
@@ -31,6 +33,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +64,7 @@ def model_file(name: str) -> tuple[Path, str]:
     return path, path.stem
 
 
-def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, Any]:
+def run_model(name: str, service: Any, items: list[Any], k: int, model_units: int, quotes: bool) -> dict[str, Any]:
     from edaqa_pipeline.evaluation.atomic import atomic_rouge
     from edaqa_pipeline.evaluation.metrics import rouge_l, span_scores
     from edaqa_pipeline.generation.answer import answer_question
@@ -82,25 +85,31 @@ def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, An
         answers = []
         for item, packed in packs:  # a line per question: a long run shows where it is
             asked = time.monotonic()
-            answers.append(answer_question(item.question, packed, client, packed=True, answer_format=fmt))
+            answers.append(answer_question(item.question, packed, client, packed=True, answer_format=fmt,
+                                           model_units=model_units, quotes=quotes))
             print(f"  {item.id}: {answers[-1].answerer}, {len(answers[-1].claims)} claims, "
                   f"{time.monotonic() - asked:.0f} s", flush=True)
         seconds = time.monotonic() - started
     rows = []
     for (item, packed), shown, quoted in zip(packs, answers, extractive, strict=True):
         by_id = {n.id: n for n in shown.evidence}
-        model_claims = shown.claims if shown.answerer.startswith("llm:") else ()
+        model_claims = [c for c in shown.claims if not c.quoted] if shown.answerer.startswith("llm:") else ()
+        own = replace(shown, claims=tuple(c for c in shown.claims if not c.quoted))
         unverified = sum(not verify_claim(c.text, [(i, by_id[i].units()) for i in c.evidence_ids]).verified
                          for c in shown.claims)
         spans = span_scores(packed, item.gold_spans) or {}
         rows.append({
             "id": item.id, "gold_in_context": spans.get("hit", 0.0) > 0,
-            "model_claims": len(model_claims), "dropped": len(shown.dropped),
+            "model_claims": len(model_claims), "quoted": len(shown.claims) - len(own.claims),
+            "dropped": len(shown.dropped),
             "fallback": shown.answerer == "extractive", "unverified_shown": unverified,
             "fact_recall": atomic_rouge(shown.plain, item.atomic_facts).recall,
             "extractive_fact_recall": atomic_rouge(quoted.plain, item.atomic_facts).recall,
             "rougeL": rouge_l(shown.plain, item.answer) or 0.0,
             "extractive_rougeL": rouge_l(quoted.plain, item.answer) or 0.0,
+            "model_only_fact_recall": atomic_rouge(own.plain, item.atomic_facts).recall,
+            "model_only_rougeL": rouge_l(own.plain, item.answer) or 0.0,
+            "words": len(shown.plain.split()),
             "reason": shown.reason,
             "claims": [c.text for c in shown.claims],
             "dropped_claims": [f"{d['text']} [{', '.join(d['evidence'])}]: {d['reason']}" for d in shown.dropped],
@@ -109,7 +118,8 @@ def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, An
     mean = statistics.mean
     gold = [r for r in rows if r["gold_in_context"]]
     return {
-        "model": alias, "file": str(path), "format": fmt, "questions": len(rows),
+        "model": alias, "file": str(path), "format": fmt, "model_units": model_units, "quotes": quotes,
+        "questions": len(rows),
         "answered": sum(r["model_claims"] > 0 for r in rows),
         "answered_gold_in_context": f"{sum(r['model_claims'] > 0 for r in gold)}/{len(gold)}",
         "model_claims_per_answer": mean(r["model_claims"] for r in rows),
@@ -120,6 +130,10 @@ def run_model(name: str, service: Any, items: list[Any], k: int) -> dict[str, An
         "extractive_fact_recall": mean(r["extractive_fact_recall"] for r in rows),
         "rougeL": mean(r["rougeL"] for r in rows),
         "extractive_rougeL": mean(r["extractive_rougeL"] for r in rows),
+        "model_only_fact_recall": mean(r["model_only_fact_recall"] for r in rows),
+        "model_only_rougeL": mean(r["model_only_rougeL"] for r in rows),
+        "quoted_per_answer": mean(r["quoted"] for r in rows),
+        "median_words": statistics.median(r["words"] for r in rows),
         "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
         "decode_tokens_per_s": client.throughput.tokens_per_s,
         # time to first token is the prompt's processing time (llama.cpp streams after it)
@@ -140,6 +154,11 @@ def main() -> int:
     parser.add_argument("--skip", type=int, default=0,
                         help="start after this many questions of the fixed order (diagnosis outside the samples)")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--model-units", type=int, default=None,
+                        help="units of the evidence the model reads (0 = the whole pack; default: "
+                             "generation.model_evidence.MODEL_UNITS)")
+    parser.add_argument("--no-quotes", action="store_true",
+                        help="show the model's claims alone (no extractive quotes after them)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--test", action="store_true", help="allow the test set (ORD-QA): once, at the end")
     args = parser.parse_args()
@@ -153,9 +172,12 @@ def main() -> int:
     items = sample(load_qa(args.qa, "auto", args.source_map), args.sample, args.skip)
     print(f"{len(items)} questions of {args.qa}: {', '.join(i.id for i in items)}", flush=True)
     service = EdaqaService.open(args.storage)
+    from edaqa_pipeline.generation.model_evidence import MODEL_UNITS
+
+    units = MODEL_UNITS if args.model_units is None else args.model_units
     results = []
     for name in args.model:
-        result = run_model(name, service, items, args.k)
+        result = run_model(name, service, items, args.k, units, not args.no_quotes)
         results.append(result)
         shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items() if k != "rows"}
         print(json.dumps(shown), flush=True)

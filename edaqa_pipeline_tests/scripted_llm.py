@@ -58,6 +58,16 @@ def generating(arguments: dict[str, Any] | str, pieces: int, token_delay_s: floa
     return ok(arguments, pieces=pieces, token_delay_s=token_delay_s, completion_tokens=pieces)
 
 
+def client_of(server: ScriptedServer, **kw: Any) -> Any:
+    """An ``OpenAICompatibleClient`` of ``server`` with fast, retry-free defaults (``kw``
+    overrides them): what the answer tests ask the scripted model through."""
+    from edaqa_pipeline.llm import OpenAICompatibleClient
+
+    params = {"base_url": server.base_url, "api_key": None, "model": "scripted",
+              "timeout_s": 5.0, "max_retries": 0, "validation_retries": 1, "backoff_s": 0.01}
+    return OpenAICompatibleClient(**{**params, **kw})
+
+
 @dataclass
 class ScriptedServer:
     """An OpenAI-compatible server on 127.0.0.1 that plays ``script`` in order.

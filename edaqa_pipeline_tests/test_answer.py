@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from edaqa_pipeline.generation.answer import NOT_FOUND, answer_question, check_claim
+from edaqa_pipeline.generation.answer import NOT_FOUND, answer_question
+from edaqa_pipeline.generation.answer_claims import check_claim
 from edaqa_pipeline.generation.claims import (
     best_lines,
     clean_claim,
@@ -24,6 +25,7 @@ from edaqa_pipeline.generation.grounded import Claim
 from edaqa_pipeline.llm import OpenAICompatibleClient
 from edaqa_pipeline.model import EvidenceItem
 from edaqa_pipeline_tests.llm_servers import http_error, ok
+from edaqa_pipeline_tests.scripted_llm import client_of
 
 CTS = EvidenceItem(
     chunk_id="c1", doc="cts.md", score=1.0, path="test", start_line=70, end_line=75,
@@ -46,10 +48,7 @@ QUESTION = "What is the default of -sink_clustering_size in clock_tree_synthesis
 
 
 def _client(server, **kw) -> OpenAICompatibleClient:
-    params = {"base_url": server.base_url, "api_key": None, "model": "scripted",
-              "timeout_s": 5.0, "max_retries": 0, "validation_retries": 1, "backoff_s": 0.01}
-    params.update(kw)
-    return OpenAICompatibleClient(**params)
+    return client_of(server, **kw)
 
 
 def _claims(*claims: tuple[str, list[str]], abstain: bool = False) -> dict:
@@ -268,7 +267,7 @@ def test_a_claim_of_two_sentences_is_verified_sentence_by_sentence(scripted_serv
     two = ("The `set_global_routing_layer_adjustment` command reduces routing resources. "
            "Use it before `global_route`.")
     server = scripted_server([ok(_claims((two, ["E2"])))])
-    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server), quotes=False)
     assert server.request_count == 1  # nothing failed: no re-ask
     assert [(c.text, c.citations) for c in answer.claims] == [
         ("The `set_global_routing_layer_adjustment` command reduces routing resources.", ("grt.md:L10",)),
@@ -315,7 +314,7 @@ def test_a_continuing_sentence_cannot_borrow_a_value_from_another_row(scripted_s
     borrowed = ("`-sink_clustering_enable` enables pre-clustering of sinks to create one level of "
                 "sub-tree before building H-tree. Its default is `20`.")
     server = scripted_server([ok(_claims((borrowed, ["E1"]))), ok(_claims())])
-    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server), quotes=False)
     assert [c.citations for c in answer.claims] == [("cts.md:L74",)]
     assert "20" not in answer.text
     assert [d["text"] for d in answer.dropped] == ["Its default is `20`."]
@@ -343,7 +342,7 @@ def test_a_failed_continuing_sentence_is_dropped_not_reasked_alone(scripted_serv
     # re-asked or re-cited alone, "Its default is `20`." would verify against the
     # -sink_clustering_size row and read as the command's default
     server = scripted_server([ok(_claims((f"{ADJUSTMENT} Its default is `20`.", ["E2"])))])
-    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server), quotes=False)
     assert server.request_count == 1  # nothing a re-ask may repair
     assert [c.text for c in answer.claims] == [ADJUSTMENT]
     assert [d["text"] for d in answer.dropped] == ["Its default is `20`."]
@@ -373,11 +372,11 @@ def test_a_miscited_claim_is_shown_cited_by_the_item_of_its_document_that_states
     miscited = "The default of `-sink_clustering_size` is `20`."
     server = scripted_server([ok(_claims((miscited, ["E1"]))), ok(_claims((miscited, ["E3"]))),
                               ok(_claims())])
-    answer = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
+    answer = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server), quotes=False)
     assert server.request_count == 1
     assert [(c.evidence_ids, c.citations) for c in answer.claims] == [(("E2",), ("cts.md:L75",))]
     assert answer.claims[0].to_json()["recited"] is True and not answer.dropped
-    other_manual = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
+    other_manual = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server), quotes=False)
     assert other_manual.answerer == "extractive"  # no claim of the model's is shown
     assert [d["evidence"] for d in other_manual.dropped] == [["E3"]]
     # the re-ask names the item of the other manual that states it, for the model to re-cite
@@ -400,7 +399,7 @@ def test_a_claim_no_item_states_is_not_recited(scripted_server):
 
 def test_the_prompt_numbers_and_delimits_the_packed_evidence(scripted_server):
     server = scripted_server([ok(_claims(("The default is 20.", ["E1"])))])
-    answer_question(QUESTION, [CTS, GRT], _client(server))
+    answer_question(QUESTION, [CTS, GRT], _client(server), model_units=0)  # every packed item
     body = server.requests[0]
     user = body["messages"][1]["content"]
     assert '<evidence id="E1" source="cts.md:L70-L75">' in user
@@ -472,7 +471,7 @@ def test_a_claim_repeated_with_other_quotes_is_shown_once(scripted_server):
     first = "The `set_global_routing_layer_adjustment` command reduces routing resources."
     again = "The 'set_global_routing_layer_adjustment' command reduces routing resources"
     server = scripted_server([ok(_claims((first, ["E2"]), (again, ["E2"])))])
-    answer = answer_question(QUESTION, [CTS, GRT], _client(server))
+    answer = answer_question(QUESTION, [CTS, GRT], _client(server), quotes=False)
     assert [c.text for c in answer.claims] == [first]
     assert not answer.dropped and server.request_count == 1  # verified, then left out as the same
 

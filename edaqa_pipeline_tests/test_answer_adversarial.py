@@ -38,7 +38,7 @@ OBEYED = [
 def _answer(server, items):  # type: ignore[no-untyped-def]
     client = OpenAICompatibleClient(base_url=server.base_url, api_key=None, model="obedient",
                                     max_retries=0, validation_retries=0)
-    return answer_question(QUESTION, items, client)
+    return answer_question(QUESTION, items, client, quotes=False)  # the model's claims alone
 
 
 def _validated(answer) -> list[tuple[str, tuple[str, ...]]]:  # type: ignore[no-untyped-def]

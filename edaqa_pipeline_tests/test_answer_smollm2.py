@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from edaqa_pipeline.evaluation.judge import AnswerJudge
-from edaqa_pipeline.generation.answer import answer_question, check_claim
+from edaqa_pipeline.generation.answer import answer_question
+from edaqa_pipeline.generation.answer_claims import check_claim
 from edaqa_pipeline.generation.grounded import Claim, GroundedAnswer
 from edaqa_pipeline.llm import LLMError, OpenAICompatibleClient
 from edaqa_pipeline.model import EvidenceItem

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from edaqa_pipeline.generation.answer import AnswerClaim, verified_claim
+from edaqa_pipeline.generation.answer_claims import AnswerClaim, verified_claim
 from edaqa_pipeline.generation.evidence import NumberedEvidence
 from edaqa_pipeline.generation.grounded import MAX_CLAIMS
 from edaqa_pipeline.generation.verify import verify_claim

@@ -46,6 +46,29 @@ def same_claim_key(text: str) -> str:
     return " ".join(re.sub(r"[\"'`\u2018\u2019\u201c\u201d]", "", clean_claim(text)).lower().rstrip(".!?:;").split())
 
 
+REPEAT_OVERLAP = 0.85  # a claim whose content terms are this much said already adds nothing
+
+
+def unsaid_claims(said: Sequence[str], candidates: Sequence[str], room: int) -> list[int]:
+    """Indexes of at most ``room`` of ``candidates``, in order, that say something ``said``
+    and the candidates taken before them do not: not the same claim (:func:`same_claim_key`)
+    and under ``REPEAT_OVERLAP`` of their content terms already stated. How a model's answer
+    is filled with the extractive answer's quotes (``answer.py``)."""
+    keys = {same_claim_key(text) for text in said}
+    terms = {term for text in said for term in content_terms(text)}
+    taken: list[int] = []
+    for index, text in enumerate(candidates):
+        if len(taken) >= room:
+            break
+        own = set(content_terms(text))
+        if same_claim_key(text) in keys or (own and len(own & terms) > REPEAT_OVERLAP * len(own)):
+            continue
+        taken.append(index)
+        keys.add(same_claim_key(text))
+        terms |= own
+    return taken
+
+
 def claim_numbers(text: str) -> list[str]:
     """Numbers of ``text``: the tokens (``text.tokens.words``) that are plain numbers."""
     return list(dict.fromkeys(w for w in words(text) if _NUMBER.fullmatch(w)))

@@ -275,15 +275,23 @@ class _Scorer:
         return factor * raw / damp + RANK_PRIOR / (1 + unit.rank)
 
 
-def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
+def scored_units(question: str, evidence: Sequence[Mapping[str, Any]]
+                 ) -> tuple[_Scorer, list[Unit], list[tuple[float, int, Unit]]]:
+    """(the scorer, every unit of the best ``MAX_ITEMS`` items, the units that state a
+    question term as (score, index, unit), best first): the one ranking of the evidence's
+    lines, which the extractive answer quotes from and a model reads (``model_evidence``)."""
     scorer = _Scorer(question)
     units = [u for rank, item in enumerate(evidence[:MAX_ITEMS])
              for u in units_of(str(item["text"]), str(item["id"]), rank, item["line_kinds"])]
     scorer.learn([u for u in units if u.rank < LEAD_ITEMS])  # weights of the best items' words
     scored = sorted(((scorer.score(u), i, u) for i, u in enumerate(units)),
                     key=lambda t: (-t[0], t[1]))
-    scored = [s for s in scored if s[0] > 0]
+    return scorer, units, [s for s in scored if s[0] > 0]
+
+
+def extractive_claims(question: str, evidence: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(claim text, evidence id) pairs answering ``question`` from numbered evidence inputs."""
+    scorer, units, scored = scored_units(question, evidence)
     if not scored:
         return []
     # the lead comes from the best LEAD_ITEMS items; the rest of the answer from all MAX_ITEMS read

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edaqa_pipeline.generation.answer import AnswerClaim
+from edaqa_pipeline.generation.answer_claims import AnswerClaim
 from edaqa_pipeline.generation.followup import Turn
 from edaqa_pipeline.service.errors import ServiceError
 from edaqa_pipeline.text.counting import approx_tokens
@@ -110,7 +110,7 @@ def claim_of(record_claim: dict[str, Any]) -> AnswerClaim:
     """The ``AnswerClaim`` of a record's claim (to render it as the answer does)."""
     return AnswerClaim(record_claim["text"], tuple(record_claim["evidence_ids"]),
                        tuple(record_claim["citations"]), float(record_claim["support"]),
-                       bool(record_claim.get("recited", False)))
+                       bool(record_claim.get("recited", False)), bool(record_claim.get("quoted", False)))
 
 
 class ClaimBudget:

@@ -59,6 +59,30 @@ def answer_format() -> str:
     return value
 
 
+def model_units() -> int:
+    """How many units of the evidence a model reads (``EDAQA_MODEL_UNITS``; default
+    ``generation.model_evidence.MODEL_UNITS``; 0 shows it the whole pack, for a model that
+    reads 2,000 tokens fast and well); ``ServiceError`` for a value that is not a count."""
+    from edaqa_pipeline.generation.model_evidence import MODEL_UNITS
+
+    value = _setting("EDAQA_MODEL_UNITS")
+    if value is None:
+        return MODEL_UNITS
+    if not value.isdigit():
+        raise ServiceError(f"EDAQA_MODEL_UNITS={value!r}: give a count of units (0 = the whole pack)",
+                           param="model_units")
+    return int(value)
+
+
+def answer_quotes() -> bool:
+    """Whether a model's claims are followed by the extractive quotes they do not state
+    (``EDAQA_ANSWER_QUOTES``: ``on``, the default, or ``off``); ``ServiceError`` otherwise."""
+    value = (_setting("EDAQA_ANSWER_QUOTES") or "on").lower()
+    if value not in {"on", "off"}:
+        raise ServiceError(f"EDAQA_ANSWER_QUOTES={value!r}: choose on or off", param="answer_quotes")
+    return value == "on"
+
+
 def answerer_name(llm: Any) -> str:
     """How records and logs name the answerer: ``llm:MODEL`` or ``extractive``."""
     return f"llm:{llm.model}" if llm is not None else "extractive"

@@ -14,7 +14,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from edaqa_pipeline.service.clients import answer_client, answer_format, answerer_name, make_judge
+from edaqa_pipeline.service.clients import (
+    answer_client,
+    answer_format,
+    answer_quotes,
+    answerer_name,
+    make_judge,
+    model_units,
+)
 from edaqa_pipeline.service.core import EdaqaService
 from edaqa_pipeline.service.errors import ServiceError
 
@@ -64,7 +71,8 @@ class Evaluation:
         from edaqa_pipeline.generation.answer import answer_question
 
         return answer_question(question, evidence, self.llm, packed=True,
-                               answer_format=answer_format(), draft=draft)
+                               answer_format=answer_format(), model_units=model_units(),
+                               quotes=answer_quotes(), draft=draft)
 
     def _extra_scores(self) -> Callable[..., dict[str, float]] | None:
         """TechDocRAG's element-graph metrics (rehr@10_L0..L4, ecr, poa, csr) per question."""

@@ -57,7 +57,7 @@ from edaqa_pipeline.service.guard import GuardMiddleware, error_body, read_json
 from edaqa_pipeline.service.requests import DEFAULT_DEADLINE_S, check_k
 
 if TYPE_CHECKING:
-    from edaqa_pipeline.generation.answer import AnswerClaim, ClaimListener
+    from edaqa_pipeline.generation.answer_claims import AnswerClaim, ClaimListener
     from edaqa_pipeline.generation.followup import Turn
     from edaqa_pipeline.retrieval.record import Retrieval
 
