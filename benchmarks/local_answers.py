@@ -13,7 +13,8 @@ same questions. Printed per model, beside the extractive answer of the same ques
 * verified model claims per answer, claims dropped, answers that fell back to extractive;
 * fact recall (``atomic_r``, the offline judge) and ROUGE-L of the shown answer: the model's
   claims, then the extractive quotes they do not state (``quoted``, up to five claims); and
-  the same without the quotes (``model_only_*``: what the model's claims state alone);
+  the same without the quotes (``model_only_*``: the model's claims alone, or the extractive
+  answer where the model did not answer);
 * prompt and decode tokens/s (llama.cpp's usage and the client's streaming clock), seconds
   per question.
 

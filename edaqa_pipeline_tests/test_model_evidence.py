@@ -89,3 +89,19 @@ def test_a_model_answer_is_followed_by_the_quotes_it_does_not_state(scripted_ser
     alone = scripted_server([ok({"not_in_documents": False, "claims": [claim]})])
     assert [c.text for c in answer_question(question, [UNRELATED, OPTIONS], client_of(alone), quotes=False).claims] == [
         claim["text"]]
+
+
+def test_a_client_that_falls_back_offline_answers_from_the_whole_items(scripted_server):
+    # the model's view holds one unit; a server that fails leaves the client's offline rules,
+    # which must read what the extractive answer reads: the whole items, not the model's view
+    from edaqa_pipeline.llm import OfflineClient
+    from edaqa_pipeline_tests.llm_servers import http_error
+
+    server = scripted_server([http_error(500)] * 4)
+    client = client_of(server, fallback=OfflineClient())
+    question = "How do I enable sink clustering, and what is the default cluster size?"
+    answer = answer_question(question, [UNRELATED, OPTIONS], client, model_units=1)
+    extractive = answer_question(question, [UNRELATED, OPTIONS])
+    assert answer.answerer == "extractive" and "offline rules" in answer.reason
+    assert len(extractive.claims) == 2  # the option rows of both parts of the question
+    assert [(c.text, c.citations) for c in answer.claims] == [(c.text, c.citations) for c in extractive.claims]

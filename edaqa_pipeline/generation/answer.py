@@ -287,7 +287,8 @@ def answer_question(
                                                                    temperature, on_claim, model_units)
             except LLMError as exc:
                 abstain, kept, dropped, failure = True, [], [], exc.one_line()
-            if usage.fallbacks:  # a client with an offline fallback answered
+            if usage.fallbacks:  # a client with an offline fallback answered (on the model's view):
+                abstain, kept, dropped = _llm_answer(question, numbered, OfflineClient())  # the whole items
                 answerer, reason = "extractive", "the model failed; the client answered with its offline rules"
             elif abstain:  # the model gave nothing that verifies: the extractive claims, labelled
                 why = "every claim it wrote failed verification" if dropped else "it abstained"

@@ -3,7 +3,8 @@
 One definition of a shown claim (``AnswerClaim``) and of the check every answerer's claims
 pass (``verify_all``: ``verify.py`` on the cited items, re-cited where another item of the
 same document states it, a claim of several sentences kept sentence by sentence), used by
-``answer.py``, the streamed answers (``ClaimStream``) and the release change claims.
+``answer.py`` and the streamed answers (``ClaimStream``); ``verified_claim`` also cites the
+release change claims.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def model_units() -> int:
     value = _setting("EDAQA_MODEL_UNITS")
     if value is None:
         return MODEL_UNITS
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise ServiceError(f"EDAQA_MODEL_UNITS={value!r}: give a count of units (0 = the whole pack)",
                            param="model_units")
     return int(value)
