@@ -94,8 +94,8 @@ def run_model(name: str, service: Any, items: list[Any], k: int, model_units: in
     rows = []
     for (item, packed), shown, quoted in zip(packs, answers, extractive, strict=True):
         by_id = {n.id: n for n in shown.evidence}
-        model_claims = [c for c in shown.claims if not c.quoted] if shown.answerer.startswith("llm:") else ()
-        own = replace(shown, claims=tuple(c for c in shown.claims if not c.quoted))
+        own = replace(shown, claims=tuple(c for c in shown.claims if not c.quoted))  # without the quotes
+        model_claims = own.claims if shown.answerer.startswith("llm:") else ()
         unverified = sum(not verify_claim(c.text, [(i, by_id[i].units()) for i in c.evidence_ids]).verified
                          for c in shown.claims)
         spans = span_scores(packed, item.gold_spans) or {}

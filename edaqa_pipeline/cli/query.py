@@ -107,9 +107,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     cost = (f", {tokens['prompt_tokens']} prompt + {tokens['completion_tokens']} completion tokens"
             if record["answerer"] != "extractive" else "")
     dropped = f", {len(record['dropped_claims'])} unverified claim(s) dropped" if record["dropped_claims"] else ""
-    quoted = sum(1 for c in record["claims"] if c.get("quoted"))
-    dropped += f", the last {quoted} claim(s) quoted from the evidence" if quoted else ""
-    print(f"Answered by {record['answerer']} in {record['answer_ms']:.0f} ms{cost}{dropped}.")
+    quotes = sum(1 for c in record["claims"] if c.get("quoted"))
+    quoted = f", the last {quotes} claim(s) quoted from the evidence" if quotes else ""
+    print(f"Answered by {record['answerer']} in {record['answer_ms']:.0f} ms{cost}{dropped}{quoted}.")
     print(f"Evidence ({args.method}, retrieval {record['retrieval_ms']:.1f} ms):")
     for rank, item in enumerate(record["evidence"], 1):
         first = next((ln for ln in item["text"].split("\n") if ln.strip()), "")[:90]

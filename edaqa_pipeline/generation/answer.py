@@ -7,9 +7,10 @@ eval``, ``edaqa serve``):
 2. the ``grounded_answer`` task runs on ``llm`` (the offline rules when None: the extractive
    answer through the same interface); a model reads the lines of the best units of the
    items (``model_evidence.py``), the offline rules the whole items;
-3. every claim is verified (``answer_claims.py`` on ``verify.py``) against the whole items: each cited id must be one of the items given, and
-   one sentence, table row or code line of a cited item must state every identifier,
-   number (with its unit) and quoted value the claim names; a claim with key terms that
+3. every claim is verified (``answer_claims.py`` on ``verify.py``) against the whole items:
+   each cited id must be one of the items given, and one sentence, table row or code line of
+   a cited item must state every identifier, number (with its unit) and quoted value the
+   claim names; a claim with key terms that
    another item of the same document states is shown cited by that item, marked ``recited``
    (``claim_verdicts.recited``);
 4. claims that fail are sent back once (``grounded_answer_fix``) with the reason; those that
@@ -224,13 +225,19 @@ def _grounded_lead(lead: str, claims: Sequence[AnswerClaim], numbered: Sequence[
     return "" if ungrounded_terms(lead, cited) else lead
 
 
+def _extractive(question: str, numbered: list[NumberedEvidence]
+                ) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]]]:
+    """The extractive answer of the whole items (what the offline rules answer)."""
+    return _llm_answer(question, numbered, OfflineClient())
+
+
 def _with_quotes(question: str, numbered: list[NumberedEvidence], kept: list[AnswerClaim]) -> list[AnswerClaim]:
     """A model's claims, then the extractive claims of the same evidence that say what they do
     not (marked ``quoted``), up to ``MAX_CLAIMS``: a small model states one or two facts of a
     many-part answer, and the quotes carry the rest the evidence holds. A quote of lines the
     model's claims cite already is left out (the user sees those lines behind the citation)."""
     cited = {citation for claim in kept for citation in claim.citations}
-    quotes = [c for c in _llm_answer(question, numbered, OfflineClient())[1] if not set(c.citations) <= cited]
+    quotes = [c for c in _extractive(question, numbered)[1] if not set(c.citations) <= cited]
     picked = unsaid_claims([c.text for c in kept], [c.text for c in quotes], MAX_CLAIMS - len(kept))
     return kept + [replace(quotes[i], quoted=True) for i in picked]
 
@@ -287,12 +294,12 @@ def answer_question(
                                                                    temperature, on_claim, model_units)
             except LLMError as exc:
                 abstain, kept, dropped, failure = True, [], [], exc.one_line()
-            if usage.fallbacks:  # a client with an offline fallback answered (on the model's view):
-                abstain, kept, dropped = _llm_answer(question, numbered, OfflineClient())  # the whole items
+            if usage.fallbacks:  # a client's offline fallback answered the model's view: read it all
+                abstain, kept, dropped = _extractive(question, numbered)
                 answerer, reason = "extractive", "the model failed; the client answered with its offline rules"
             elif abstain:  # the model gave nothing that verifies: the extractive claims, labelled
                 why = "every claim it wrote failed verification" if dropped else "it abstained"
-                extracted, claims, _ = _llm_answer(question, numbered, OfflineClient())
+                extracted, claims, _ = _extractive(question, numbered)
                 answerer = "extractive" if failure or not extracted else answerer
                 shown = f"the model did not answer ({why}); the extractive claims of the same evidence are shown"
                 reason = failure or "; ".join(r for r in (reason, shown if not extracted else "") if r)

@@ -47,7 +47,6 @@ class AnswerClaim:
                 **({"quoted": True} if self.quoted else {})}
 
 
-
 ClaimListener = Callable[[AnswerClaim], None]  # receives each verified claim as it is written
 
 
@@ -105,7 +104,6 @@ def verify_all(
     return kept, failed, final
 
 
-
 class ClaimStream:
     """Verifies the sentences of a text answer while the model writes it and hands each
     claim that verifies to ``on_claim`` at once, in order, each claim once. A sentence that
@@ -130,5 +128,3 @@ class ClaimStream:
                     break  # what follows a sentence shown earlier would land after another claim
                 self.sent.add(same_claim_key(verified.text))
                 self.on_claim(verified)
-
-
