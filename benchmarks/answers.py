@@ -67,8 +67,9 @@ def main() -> int:
 
     from edaqa_pipeline.evaluation.qa import load_qa
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
-    from edaqa_pipeline.generation.answer import answer_question
+    from edaqa_pipeline.generation.answer_settings import evidence_answerer
     from edaqa_pipeline.service import EdaqaService, ServiceError, answer_client, make_judge
+    from edaqa_pipeline.service.clients import answer_settings
 
     items = load_qa(args.qa, "auto", args.source_map)
     if args.limit:
@@ -76,6 +77,7 @@ def main() -> int:
     with _local_model(args.local):
         try:
             llm = answer_client(args.answers or ("llm" if args.local else None))
+            answer = evidence_answerer(llm, answer_settings())
             judge = make_judge("llm" if args.judge else "none")
             service = EdaqaService.open(args.storage)
             snapshot = service.snapshot
@@ -85,9 +87,6 @@ def main() -> int:
             return 2
         snapshot.base.encode(["warm up"])
         answerer = f"llm:{llm.model}" if llm is not None else "extractive"
-
-        def answer(question: str, evidence: list) -> Any:  # type: ignore[type-arg]
-            return answer_question(question, evidence, llm, packed=True)
 
         started = time.monotonic()
         metrics, rows = run_evaluation(items, retrievers, answer, k=args.k, judge=judge,

@@ -66,7 +66,11 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
     from edaqa_pipeline.evaluation.qa import load_qa
     from edaqa_pipeline.evaluation.report import plot_method_bars, render_markdown
     from edaqa_pipeline.evaluation.runner import run_evaluation, write_outputs
-    from edaqa_pipeline.generation.answer import answer_question
+    from edaqa_pipeline.generation.answer_settings import (
+        AnswerSettingError,
+        AnswerSettings,
+        evidence_answerer,
+    )
     from edaqa_pipeline.llm import judge_from_env, llm_configured
     from edaqa_pipeline.registry import available_methods, make_retriever
     from edaqa_pipeline.retrieval.snapshot import IndexSnapshot
@@ -80,13 +84,14 @@ def eval_reports(context: AssetExecutionContext, config: EvalReportConfig, setti
         raise Failure("eval_reports: answers=llm but the llm resource has no model "
                       "(set EDAQA_LLM_BASE_URL and EDAQA_LLM_MODEL)")
     answer_llm = client if choice == "llm" else None
+    try:
+        answer = evidence_answerer(answer_llm, AnswerSettings.from_env())
+    except AnswerSettingError as exc:
+        raise Failure(f"eval_reports: {exc}") from None
     judge = AnswerJudge(judge_from_env()) if config.judge and llm_configured() else None
     snapshot = IndexSnapshot.load(cfg.storage_root, cfg.lancedb_uri)
     methods = config.methods or available_methods(cfg.storage_root)
     retrievers = {m: make_retriever(m, snapshot, llm=answer_llm) for m in methods}
-
-    def answer(question: str, evidence: list):  # type: ignore[no-untyped-def, type-arg]
-        return answer_question(question, evidence, answer_llm, packed=True)
 
     rows = []
     markdown = []

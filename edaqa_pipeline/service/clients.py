@@ -46,41 +46,20 @@ def answer_client(choice: str | None) -> Any:
         raise ServiceError(str(exc), status=CONFLICT) from None
 
 
-def answer_format() -> str:
-    """How a model writes its answer (``EDAQA_ANSWER_FORMAT``): ``auto`` (claims as a JSON tool
-    call, then sentences with evidence ids when the JSON fails), ``json`` or ``text`` (what a
-    small local model writes best); ``ServiceError`` for another value."""
-    from edaqa_pipeline.generation.answer import ANSWER_FORMATS
-
-    value = (_setting("EDAQA_ANSWER_FORMAT") or "auto").lower()
-    if value not in ANSWER_FORMATS:
-        raise ServiceError(f"EDAQA_ANSWER_FORMAT={value!r}: choose from {', '.join(ANSWER_FORMATS)}",
-                           param="answer_format")
-    return value
+_SETTING_PARAMS = {"EDAQA_ANSWER_FORMAT": "answer_format", "EDAQA_MODEL_UNITS": "model_units",
+                   "EDAQA_ANSWER_QUOTES": "answer_quotes"}
 
 
-def model_units() -> int:
-    """How many units of the evidence a model reads (``EDAQA_MODEL_UNITS``; default
-    ``generation.model_evidence.MODEL_UNITS``; 0 shows it the whole pack, for a model that
-    reads 2,000 tokens fast and well); ``ServiceError`` for a value that is not a count."""
-    from edaqa_pipeline.generation.model_evidence import MODEL_UNITS
+def answer_settings() -> Any:
+    """How a model answers (``generation.answer_settings.AnswerSettings`` from the
+    ``EDAQA_ANSWER_FORMAT``, ``EDAQA_MODEL_UNITS`` and ``EDAQA_ANSWER_QUOTES`` variables);
+    ``ServiceError`` naming the variable and its value for a bad one."""
+    from edaqa_pipeline.generation.answer_settings import AnswerSettingError, AnswerSettings
 
-    value = _setting("EDAQA_MODEL_UNITS")
-    if value is None:
-        return MODEL_UNITS
-    if not (value.isascii() and value.isdigit()):
-        raise ServiceError(f"EDAQA_MODEL_UNITS={value!r}: give a count of units (0 = the whole pack)",
-                           param="model_units")
-    return int(value)
-
-
-def answer_quotes() -> bool:
-    """Whether a model's claims are followed by the extractive quotes they do not state
-    (``EDAQA_ANSWER_QUOTES``: ``on``, the default, or ``off``); ``ServiceError`` otherwise."""
-    value = (_setting("EDAQA_ANSWER_QUOTES") or "on").lower()
-    if value not in {"on", "off"}:
-        raise ServiceError(f"EDAQA_ANSWER_QUOTES={value!r}: choose on or off", param="answer_quotes")
-    return value == "on"
+    try:
+        return AnswerSettings.from_env()
+    except AnswerSettingError as exc:
+        raise ServiceError(str(exc), param=_SETTING_PARAMS[exc.variable]) from None
 
 
 def answerer_name(llm: Any) -> str:

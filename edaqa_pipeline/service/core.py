@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edaqa_pipeline.corpus.releases import ReleaseError, Releases
-from edaqa_pipeline.service.clients import answer_format, answer_quotes, model_units
+from edaqa_pipeline.service.clients import answer_settings
 from edaqa_pipeline.service.errors import CONFLICT, NOT_FOUND, ServiceError
 from edaqa_pipeline.service.requests import check_k, check_method, check_question
 from edaqa_pipeline.service.sources import (
@@ -294,9 +294,7 @@ class EdaqaService:
         started = time.perf_counter()
         with request_scope(max_tokens=max_tokens, answer_tasks=ANSWER_TASKS):
             answer = answer_question(rewrite.question, list(result.items), answerer,
-                                     answer_format=answer_format(), model_units=model_units(),
-                                     quotes=answer_quotes(),
-                                     draft=result.draft, temperature=temperature, on_claim=on_claim)
+                                     **answer_settings().kwargs(), draft=result.draft, temperature=temperature, on_claim=on_claim)
         if changes:  # each change's sides, verified against their own rows, lead the answer
             answer = with_change_claims(answer, changes)
         answer_ms = (time.perf_counter() - started) * 1000

@@ -16,11 +16,9 @@ from typing import Any
 
 from edaqa_pipeline.service.clients import (
     answer_client,
-    answer_format,
-    answer_quotes,
+    answer_settings,
     answerer_name,
     make_judge,
-    model_units,
 )
 from edaqa_pipeline.service.core import EdaqaService
 from edaqa_pipeline.service.errors import ServiceError
@@ -37,6 +35,7 @@ class Evaluation:
     judge: Any  # evaluation.judge.AnswerJudge, None = offline rules
     k: int
     element_metrics: bool = True
+    settings: Any = None  # generation.answer_settings.AnswerSettings; None: the defaults
 
     @property
     def answerer(self) -> str:
@@ -68,11 +67,9 @@ class Evaluation:
         return write_outputs(Path(out), metrics, rows, reproduced=reproduced)
 
     def _answer(self, question: str, evidence: list[Any], draft: Any = None) -> Any:
-        from edaqa_pipeline.generation.answer import answer_question
+        from edaqa_pipeline.generation.answer_settings import AnswerSettings, evidence_answerer
 
-        return answer_question(question, evidence, self.llm, packed=True,
-                               answer_format=answer_format(), model_units=model_units(),
-                               quotes=answer_quotes(), draft=draft)
+        return evidence_answerer(self.llm, self.settings or AnswerSettings())(question, evidence, draft)
 
     def _extra_scores(self) -> Callable[..., dict[str, float]] | None:
         """TechDocRAG's element-graph metrics (rehr@10_L0..L4, ecr, poa, csr) per question."""
@@ -117,8 +114,9 @@ def prepare_evaluation(storage: str | Path, qa: str | Path, *, qa_format: str = 
     except QAFormatError as exc:
         raise ServiceError(str(exc), param="qa") from None
     llm = answer_client(answers)
+    settings = answer_settings()  # a bad setting is named before any question is asked
     chosen_judge = make_judge(judge)
     service = EdaqaService.open(storage)
     retrievers = service.routed(methods or service.methods, llm, release)
     service.warm(answerer=llm)
-    return Evaluation(service, items, retrievers, llm, chosen_judge, k, element_metrics)
+    return Evaluation(service, items, retrievers, llm, chosen_judge, k, element_metrics, settings)
