@@ -18,6 +18,7 @@ from typing import Any
 
 from edaqa_pipeline.generation.answer import Answer
 from edaqa_pipeline.generation.change_claims import change_claims
+from edaqa_pipeline.generation.claims import unsaid_claims
 from edaqa_pipeline.generation.grounded import MAX_CLAIMS
 from edaqa_pipeline.graphs.release_changes import side_item
 from edaqa_pipeline.model import EvidenceItem
@@ -62,13 +63,17 @@ def change_items(changes: Sequence[dict[str, Any]], k: int) -> list[EvidenceItem
 
 
 def with_change_claims(answer: Answer, changes: Sequence[dict[str, Any]]) -> Answer:
-    """``answer`` led by the verified claims of ``changes`` (its own claims after them) and a
-    frame naming the releases compared (the claims' citations say which side is which)."""
+    """``answer`` led by the verified claims of ``changes`` and a frame naming the releases
+    compared (the claims' citations say which side is which). Its own claims follow when they
+    say something the change claims do not (``claims.unsaid_claims``): a model's "`-x` now
+    defaults to `30`" or a quote of the row under the change claim "The default of `-x` is
+    `30`" is not said twice."""
     found = change_claims(changes, answer.evidence)
     if not found:
         return answer
-    shown = {c.text for c in found}
-    claims = [*found, *(c for c in answer.claims if c.text not in shown)][:MAX_CLAIMS]
+    own = list(answer.claims)
+    kept = unsaid_claims([c.text for c in found], [c.text for c in own], MAX_CLAIMS - len(found))
+    claims = [*found, *(own[i] for i in kept)]
     first = changes[0]
     listed = "; ".join(f"{c['option'] + ' of ' if c['option'] else ''}{c['command']}: "
                        f"{c['kind'].replace('_', ' ')}" for c in changes)
