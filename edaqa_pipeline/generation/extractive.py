@@ -77,6 +77,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from math import fsum
 from typing import Any
 
 from edaqa_pipeline.generation.asks import question_ask, unit_answers
@@ -260,11 +261,13 @@ class _Scorer:
         w = self.weight
         described = self.described(unit)
         pieces = {piece for ident in described for piece in ident}
-        raw = (sum(w.get(t, 1.0) for t in terms - pieces)
-               + IDENTIFIER_WEIGHT * DESCRIBED_FACTOR * sum(
-                   sum(w.get(p, 1.0) for p in ident) / len(ident) for ident in described)
-               + IDENTIFIER_WEIGHT * (sum(w.get(i, 1.0) for i in idents)
-                                      + HEADING_FACTOR * sum(w.get(i, 1.0) for i in context)))
+        # fsum: a sum over a set must not depend on the set's order (string hashes differ
+        # between processes), or two units of equal score swap places from run to run
+        raw = (fsum(w.get(t, 1.0) for t in terms - pieces)
+               + IDENTIFIER_WEIGHT * DESCRIBED_FACTOR * fsum(
+                   fsum(w.get(p, 1.0) for p in ident) / len(ident) for ident in described)
+               + IDENTIFIER_WEIGHT * (fsum(w.get(i, 1.0) for i in idents)
+                                      + HEADING_FACTOR * fsum(w.get(i, 1.0) for i in context)))
         if not raw:
             return 0.0
         n_words = len(unit.text.split())
