@@ -69,6 +69,7 @@ def run_model(name: str, service: Any, items: list[Any], k: int, model_units: in
     from edaqa_pipeline.evaluation.atomic import atomic_rouge
     from edaqa_pipeline.evaluation.metrics import rouge_l, span_scores
     from edaqa_pipeline.generation.answer import answer_question
+    from edaqa_pipeline.generation.answer_settings import AnswerSettings
     from edaqa_pipeline.generation.verify import verify_claim
     from edaqa_pipeline.llm import OpenAICompatibleClient
     from edaqa_pipeline.retrieval.packing import pack_to_budget
@@ -78,7 +79,7 @@ def run_model(name: str, service: Any, items: list[Any], k: int, model_units: in
     packs = [(item, pack_to_budget(list(retriever.retrieve(item.question, k).items))) for item in items]
     extractive = [answer_question(item.question, packed, packed=True) for item, packed in packs]
     path, alias = model_file(name)
-    fmt = os.environ.get("EDAQA_ANSWER_FORMAT", "auto")
+    fmt = AnswerSettings.from_env().answer_format
     with llama_server(path, alias=alias, n_ctx=4096, startup_timeout_s=300) as url:
         client = OpenAICompatibleClient(base_url=url, api_key=None, model=alias, cache_dir=None,
                                         timeout_s=600, max_retries=0, validation_retries=1)

@@ -48,10 +48,12 @@ class Evaluation:
     def run(self, *, progress: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """(metrics.json dict, result rows) of every method on every question."""
         from edaqa_pipeline.evaluation.runner import run_evaluation
+        from edaqa_pipeline.generation.answer_settings import AnswerSettings, evidence_answerer
 
         snapshot = self.service.snapshot
+        answer = evidence_answerer(self.llm, self.settings or AnswerSettings())
         metrics, rows = run_evaluation(
-            self.items, self.retrievers, self._answer, k=self.k,
+            self.items, self.retrievers, answer, k=self.k,
             embed=partial(snapshot.base.encode, stable=True), judge=self.judge,
             progress=progress, extra_scores=self._extra_scores(), status=self._status())
         metrics["answerer"] = self.answerer
@@ -66,10 +68,6 @@ class Evaluation:
 
         return write_outputs(Path(out), metrics, rows, reproduced=reproduced)
 
-    def _answer(self, question: str, evidence: list[Any], draft: Any = None) -> Any:
-        from edaqa_pipeline.generation.answer_settings import AnswerSettings, evidence_answerer
-
-        return evidence_answerer(self.llm, self.settings or AnswerSettings())(question, evidence, draft)
 
     def _extra_scores(self) -> Callable[..., dict[str, float]] | None:
         """TechDocRAG's element-graph metrics (rehr@10_L0..L4, ecr, poa, csr) per question."""
