@@ -390,8 +390,8 @@ def test_a_claim_no_item_states_is_not_recited(scripted_server):
     server = scripted_server([ok(_claims(("The default of `-sink_clustering_size` is 50.", ["E1"]),
                                          (plain, ["E1"]))),
                               ok(_claims())])
-    answer = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server))
-    assert answer.answerer == "extractive" and server.request_count == 2
+    answer = answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(server), answer_format="json")
+    assert answer.answerer == "extractive" and server.request_count == 2  # the answer and its re-ask
     assert [d["text"] for d in answer.dropped] == ["The default of `-sink_clustering_size` is 50.", plain]
     assert answer_question(QUESTION, [CTS_SYNOPSIS, CTS, GRT], _client(
         scripted_server([ok(_claims((plain, ["E2"])))]))).claims[0].citations == ("cts.md:L74",)

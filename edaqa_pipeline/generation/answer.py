@@ -203,16 +203,28 @@ def _model_answer(
     temperature: float, on_claim: ClaimListener | None, model_units: int,
 ) -> tuple[bool, list[AnswerClaim], list[dict[str, Any]], str]:
     """The model's answer in ``answer_format`` (``json``, ``text``, or ``auto``: JSON, then
-    text when the JSON call fails); the last element says why a format was given up ("")."""
+    text when the JSON call fails or none of its claims verifies); the last element says why
+    a format was given up ("")."""
     if answer_format == "text":
         return (*_text_answer(question, numbered, llm, temperature, on_claim, model_units), "")
     try:
-        return (*_llm_answer(question, numbered, llm, temperature, model_units), "")
+        abstain, kept, dropped = _llm_answer(question, numbered, llm, temperature, model_units)
     except LLMError as exc:
         if answer_format != "auto" or exc.cause not in OUTPUT_FAILURES:  # a server that fails
             raise  # would fail the text request too
         note = f"the JSON answer failed ({exc.cause or 'error'}), answered in the text format"
-    return (*_text_answer(question, numbered, llm, temperature, on_claim, model_units), note)
+        return (*_text_answer(question, numbered, llm, temperature, on_claim, model_units), note)
+    if not (abstain and dropped and answer_format == "auto"):
+        return abstain, kept, dropped, ""
+    # every claim of the JSON answer failed verification (the re-ask included): the text
+    # format, a small model's easier one, gets one try before the extractive claims
+    try:
+        again, more, lost = _text_answer(question, numbered, llm, temperature, on_claim, model_units)
+    except LLMError:  # the JSON answer's verdicts stand
+        return abstain, kept, dropped, ""
+    if again:
+        return abstain, kept, dropped + lost, ""
+    return again, more, dropped + lost, "every claim of the JSON answer failed verification; answered in the text format"
 
 
 def _grounded_lead(lead: str, claims: Sequence[AnswerClaim], numbered: Sequence[NumberedEvidence]) -> str:
@@ -258,7 +270,8 @@ def answer_question(
     """The answer to ``question`` from ``items`` (ranked; packed here unless ``packed``).
 
     With a model: ``answer_format`` is ``json`` (claims as a tool call), ``text`` (sentences
-    with evidence ids, ``text_answer.py``) or ``auto`` (JSON, then text). A model that fails,
+    with evidence ids, ``text_answer.py``) or ``auto`` (JSON, then text when the JSON is
+    unusable or nothing of it verifies). A model that fails,
     abstains, or writes no claim that verifies does not have the last word: the extractive
     claims of the same evidence are shown when there are any, and ``reason`` says so. A
     ``draft`` (an answer the retrieval method wrote with the model) is verified instead of
