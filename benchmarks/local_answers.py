@@ -65,6 +65,17 @@ def model_file(name: str) -> tuple[Path, str]:
     return path, path.stem
 
 
+def _recall(score: Any) -> float | None:
+    """Fact recall of an atomic score; None for a question without reference facts (ORD-QA)."""
+    return None if score is None else score.recall
+
+
+def _mean_of_scored(rows: list[dict[str, Any]], key: str) -> float | None:
+    """Mean of ``key`` over the questions that have reference facts; None when none has."""
+    values = [r[key] for r in rows if r[key] is not None]
+    return statistics.mean(values) if values else None
+
+
 def run_model(name: str, service: Any, items: list[Any], k: int, model_units: int, quotes: bool) -> dict[str, Any]:
     from edaqa_pipeline.evaluation.atomic import atomic_rouge
     from edaqa_pipeline.evaluation.metrics import rouge_l, span_scores
@@ -90,7 +101,7 @@ def run_model(name: str, service: Any, items: list[Any], k: int, model_units: in
             answers.append(answer_question(item.question, packed, client, packed=True, answer_format=fmt,
                                            model_units=model_units, quotes=quotes))
             print(f"  {item.id}: {answers[-1].answerer}, {len(answers[-1].claims)} claims, "
-                  f"{time.monotonic() - asked:.0f} s", flush=True)
+                  f"{time.monotonic() - asked:.0f} s; {answers[-1].reason or '-'}", flush=True)
         seconds = time.monotonic() - started
     rows = []
     for (item, packed), shown, quoted in zip(packs, answers, extractive, strict=True):
@@ -105,11 +116,11 @@ def run_model(name: str, service: Any, items: list[Any], k: int, model_units: in
             "model_claims": len(model_claims), "quoted": len(shown.claims) - len(own.claims),
             "dropped": len(shown.dropped),
             "fallback": shown.answerer == "extractive", "unverified_shown": unverified,
-            "fact_recall": atomic_rouge(shown.plain, item.atomic_facts).recall,
-            "extractive_fact_recall": atomic_rouge(quoted.plain, item.atomic_facts).recall,
+            "fact_recall": _recall(atomic_rouge(shown.plain, item.atomic_facts)),
+            "extractive_fact_recall": _recall(atomic_rouge(quoted.plain, item.atomic_facts)),
             "rougeL": rouge_l(shown.plain, item.answer) or 0.0,
             "extractive_rougeL": rouge_l(quoted.plain, item.answer) or 0.0,
-            "model_only_fact_recall": atomic_rouge(own.plain, item.atomic_facts).recall,
+            "model_only_fact_recall": _recall(atomic_rouge(own.plain, item.atomic_facts)),
             "model_only_rougeL": rouge_l(own.plain, item.answer) or 0.0,
             "words": len(shown.plain.split()),
             "reason": shown.reason,
@@ -128,11 +139,11 @@ def run_model(name: str, service: Any, items: list[Any], k: int, model_units: in
         "dropped_claims": sum(r["dropped"] for r in rows),
         "extractive_fallbacks": sum(r["fallback"] for r in rows),
         "unverified_shown": sum(r["unverified_shown"] for r in rows),
-        "fact_recall": mean(r["fact_recall"] for r in rows),
-        "extractive_fact_recall": mean(r["extractive_fact_recall"] for r in rows),
+        "fact_recall": _mean_of_scored(rows, "fact_recall"),
+        "extractive_fact_recall": _mean_of_scored(rows, "extractive_fact_recall"),
         "rougeL": mean(r["rougeL"] for r in rows),
         "extractive_rougeL": mean(r["extractive_rougeL"] for r in rows),
-        "model_only_fact_recall": mean(r["model_only_fact_recall"] for r in rows),
+        "model_only_fact_recall": _mean_of_scored(rows, "model_only_fact_recall"),
         "model_only_rougeL": mean(r["model_only_rougeL"] for r in rows),
         "quoted_per_answer": mean(r["quoted"] for r in rows),
         "median_words": statistics.median(r["words"] for r in rows),

@@ -1,8 +1,9 @@
 """The reproduction matrix: every quality figure of docs/results.md, re-run and checked.
 
-``benchmarks/matrix.yaml`` lists the indexes (corpus + optional builds), the evaluations (index,
-QA file, ``split: dev`` or ``split: test``) and the figures (evaluation, method, metric, expected
-value). This script, as Anserini's regressions do:
+``benchmarks/matrix.yaml`` lists the indexes (a corpus, or releases of one corpus added in
+order, and optional builds), the evaluations (index, QA file, ``split: dev`` or ``split:
+test``) and the figures (evaluation, method, metric, expected value). This script, as
+Anserini's regressions do:
 
     .venv/bin/python benchmarks/reproduce.py                      # every dev evaluation: build what is missing, evaluate, compare
     .venv/bin/python benchmarks/reproduce.py --only dev26,mmbench # some dev evaluations
@@ -61,6 +62,12 @@ def load_matrix(path: Path = MATRIX) -> dict[str, Any]:
     for figure in matrix["figures"]:
         if figure["eval"] not in matrix["evaluations"]:
             raise ValueError(f"{path}: figure {figure} names an unknown evaluation")
+    for name, index in matrix["indexes"].items():
+        if ("corpus" in index) == ("releases" in index):
+            raise ValueError(f"{path}: index {name} needs either a corpus or a list of releases")
+        for release in index.get("releases", []):
+            if not {"corpus", "name", "date"} <= set(release):
+                raise ValueError(f"{path}: index {name}: a release needs corpus, name and date, got {release}")
     for name, ev in matrix["evaluations"].items():
         if ev["index"] not in matrix["indexes"]:
             raise ValueError(f"{path}: evaluation {name} names an unknown index {ev['index']!r}")
@@ -85,11 +92,16 @@ def _edaqa(*args: str) -> None:
 
 
 def build_index(name: str, spec: dict[str, Any], work: Path) -> Path:
+    """One storage root: a corpus, or releases of one corpus added in order (``edaqa index
+    --release``), the way a deployment that keeps several releases of the manuals builds it."""
     storage = work / name
-    args = ["index", "--corpus", _resolve(spec["corpus"]), "--storage", str(storage), "--quiet"]
-    if spec.get("with"):
-        args.append("--with=" + ",".join(spec["with"]))
-    _edaqa(*args)
+    steps = [(release["corpus"], ["--release", release["name"], "--release-date", str(release["date"])])
+             for release in spec.get("releases", [])] or [(spec["corpus"], [])]
+    for corpus, release_args in steps:
+        args = ["index", "--corpus", _resolve(corpus), "--storage", str(storage), *release_args, "--quiet"]
+        if spec.get("with"):
+            args.append("--with=" + ",".join(spec["with"]))
+        _edaqa(*args)
     return storage
 
 

@@ -13,7 +13,9 @@ Each true claim gets tampered variants, each one a false statement citing the sa
 ``neighbour_value`` (the default of a neighbouring row of the same table), ``neighbour_option``
 (a neighbouring row's option with this row's default), ``other_command`` (the option joined to
 a command of another manual), ``digit`` (one digit of the value changed) and ``unit`` (the
-unit changed to one of another dimension). A variant that happens to be true (the neighbouring
+unit changed to one of another dimension); for datasheet values also ``sign`` (a negative
+value with its minus dropped) and ``prefix`` (the unit's prefix swapped for one it is misread
+as: mA / µA, MΩ / mΩ, µm / mm). A variant that happens to be true (the neighbouring
 row has the same default) is not generated.
 
 An indexed storage root also gives each chunk's lines the command their section documents
@@ -52,9 +54,12 @@ from edaqa_pipeline.generation.units import TextUnit, text_units  # noqa: E402
 from edaqa_pipeline.generation.verify import stated_default, verify_claim  # noqa: E402
 from edaqa_pipeline.text.identifiers import extract_identifiers, identifier_kind  # noqa: E402
 from edaqa_pipeline.text.markup import table_cells  # noqa: E402
+from edaqa_pipeline.text.quantities import normalised_unit  # noqa: E402
 from edaqa_pipeline.text.tokens import content_terms  # noqa: E402
 
-TAMPERS = ("neighbour_value", "neighbour_option", "other_command", "digit", "unit")
+TAMPERS = ("neighbour_value", "neighbour_option", "other_command", "digit", "unit", "sign", "prefix")
+# a unit with its prefix swapped for one a reader can misread it as (mA / µA, MΩ / mΩ, µm / mm)
+_OTHER_PREFIX = {"m": "µ", "µ": "m", "u": "m", "M": "m", "k": "M", "n": "µ", "p": "n"}
 _IN_UNIT = re.compile(r"\(in (microns|um|nanoseconds|ns|picoseconds|ps|percent|%)\)", re.IGNORECASE)
 _OTHER_UNIT = {"microns": "ns", "um": "ns", "nanoseconds": "microns", "ns": "microns",
                "picoseconds": "microns", "ps": "microns", "percent": "ns", "%": "ns",
@@ -231,6 +236,11 @@ def _property_claims(corpus: str, n: int, rows: Sequence[TextUnit]) -> Iterator[
             label = h or "value"
             yield Claim(corpus, "property", "", f"The {label} {name} is {value} {unit}.", n)
             yield Claim(corpus, "property", "digit", f"The {label} {name} is {_digit(value)} {unit}.", n)
+            if value.startswith("-"):  # the sign dropped: -0.53 V is not 0.53 V
+                yield Claim(corpus, "property", "sign", f"The {label} {name} is {value[1:]} {unit}.", n)
+            swapped = _OTHER_PREFIX.get(unit[:1], "") + unit[1:]
+            if len(unit) > 1 and normalised_unit(swapped) not in ("", normalised_unit(unit)):
+                yield Claim(corpus, "property", "prefix", f"The {label} {name} is {value} {swapped}.", n)
             other_unit = _OTHER_UNIT.get(unit.lower().replace("µ", "u"))
             if other_unit:
                 yield Claim(corpus, "property", "unit", f"The {label} {name} is {value} {other_unit}.", n)

@@ -488,3 +488,17 @@ def test_recitation_still_reads_the_cited_items_rows(scripted_server):
     server = scripted_server([ok(_claims((claim, ["E1"]))), ok(_claims())])
     answer = answer_question("What is the minimum output voltage?", [table, prose], _client(server))
     assert not any(c.recited for c in answer.claims) and [d["text"] for d in answer.dropped] == [claim]
+
+
+def test_a_datasheet_row_is_quoted_with_its_column_names_and_unit() -> None:
+    from edaqa_pipeline.generation.units import text_units
+    from edaqa_pipeline.generation.verify import verify_claim
+    from edaqa_pipeline.parsing.lines import markdown_line_kinds
+
+    table = ("| Parameter | Name | Unit | Min | Target | Max |\n|---|---|---|---|---|---|\n"
+             "| Breakdown Voltage | BVDSSN013 | V | 2.0 | 2.7 |   |\n")
+    (unit,) = units_of(table, "E1", 0)
+    assert unit.text == "Breakdown Voltage: Name BVDSSN013; Min 2.0 V; Target 2.7 V"
+    assert verify_claim(unit.text, [("E1", text_units(table, markdown_line_kinds(table)))]).verified
+    burst = "| LSBs | Linear | Wrap-4 |\n|---|---|---|\n| 001 | 1-2-3-4 | 1-2-3-0 |\n"
+    assert [u.text for u in units_of(burst, "E1", 0)] == ["001: 1-2-3-4: 1-2-3-0"]  # no kinds of value named

@@ -74,7 +74,8 @@ def test_artifacts_heading_code_files_admonitions_exact() -> None:
         ),
         ("file", "code.file_argument", 8, 11, "results/floorplan.def"),
         ("constraint", "constraint.admonition_warning", 13, 13, "> **Warning:** Keep a backup of the design."),
-        ("constraint", "constraint.admonition_warning", 15, 15, "Do not edit the file by hand."),
+        # line 16: the line after the admonition's opening fence holds its text
+        ("constraint", "constraint.admonition_warning", 16, 16, "Do not edit the file by hand."),
         # URLs and Markdown link targets are not file mentions
         (
             "text",

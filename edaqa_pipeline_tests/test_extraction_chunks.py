@@ -136,3 +136,13 @@ def test_chunk_ids_survive_formatting_changes() -> None:
 def test_build_chunks_of_nothing() -> None:
     assert build_chunks([]) == []
     assert build_occurrences([], [], []) == []
+
+
+def test_images_of_one_paragraph_are_written_once_in_the_chunk_text() -> None:
+    source = "# T\n\n![a](a.png)\n![b](b.png)\n![c](c.png)\n\nText after.\n"
+    blocks = blocks_of(source)
+    assert sum(b["kind"] == "image" for b in blocks) == 3  # three blocks over lines 3-5
+    (chunk,) = build_chunks(blocks)
+    same_lines(chunk, source, blocks)
+    assert chunk["text"].count("![a](a.png)") == 1
+    assert len(chunk["line_kinds"]) == chunk["end_line"] - chunk["start_line"] + 1

@@ -104,6 +104,24 @@ def test_declared_charset_and_htm_suffix() -> None:
         parse_html(b"<meta charset='no-such-charset'><p>x</p>", "bad.html")
 
 
+@pytest.mark.parametrize("label", ["us-ascii", "iso-8859-1", "utf-16"])
+def test_charset_labels_are_read_as_browsers_read_them(label: str) -> None:
+    # a page saved by a Windows editor (cp1252 bytes) declared ASCII or Latin-1, and a UTF-8
+    # page whose meta tag says utf-16 (it was readable as ASCII, so it is not UTF-16)
+    text = "<p>Pitch 0.5 \u00b5m \u2013 see CORE_UTILIZATION\u2019s note</p>"
+    data = f"<html><head><meta charset='{label}'></head><body>{text}</body></html>"
+    encoded = data.encode("utf-8" if label == "utf-16" else "cp1252")
+    _, blocks = parse_html(encoded, "pads.html")
+    assert blocks[0]["text"] == "Pitch 0.5 \u00b5m \u2013 see CORE_UTILIZATION\u2019s note"
+
+
+def test_a_codec_that_is_no_charset_and_utf32_are_refused_naming_the_file() -> None:
+    with pytest.raises(DocumentError, match=r"hex\.html: declared charset 'hex' is not a character encoding"):
+        parse_html(b"<meta charset='hex'><p>x</p>", "hex.html")
+    with pytest.raises(DocumentError, match=r"wide\.html: UTF-32"):
+        parse_html("<html><p>x</p></html>".encode("utf-32"), "wide.html")
+
+
 def test_malformed_markup_keeps_what_it_can() -> None:
     broken = b"<html><body><div role=main><h2>Heading<p>First <b>bold paragraph<p>Second</div></span></table><ul><li>item"
     _, blocks = parse_html(broken, "broken.html")

@@ -62,6 +62,9 @@ async def _session(server: Any) -> dict[str, Any]:
             ("ask", {"question": QUESTION, "method": "no_such_method"}),
             ("search", {"question": QUESTION, "k": 0}),
             ("search", {"question": QUESTION, "k": "many"}),
+            ("search", {"question": QUESTION, "k": True}),  # JSON true is no count
+            ("search", {"question": QUESTION, "k": 3.0}),
+            ("read_lines", {"document": document, "start": True, "end": "3"}),
         )]
         seen["after"] = await client.call_tool("search", {"question": QUESTION, "k": 1})
     return seen

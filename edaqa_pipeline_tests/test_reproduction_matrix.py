@@ -183,3 +183,31 @@ def test_the_published_test_table_says_when_its_figures_were_produced() -> None:
     rendered = reproduce.render_tables(matrix)["ordqa"]
     assert f"Test figures produced on {produced['date']}, on commit `{produced['commit']}`" in rendered
     assert "--test --only ordqa" in rendered
+
+
+def test_an_index_of_releases_adds_each_release_in_order(tmp_path, monkeypatch) -> None:
+    reproduce = _reproduce()
+    commands: list[tuple[str, ...]] = []
+    monkeypatch.setattr(reproduce, "_edaqa", lambda *args: commands.append(args))
+    spec = {"releases": [{"corpus": "/c/old", "name": "old", "date": "2024-03-01"},
+                         {"corpus": "/c/new", "name": "new", "date": "2026-08-22"}]}
+    storage = reproduce.build_index("two", spec, tmp_path)
+    assert storage == tmp_path / "two"
+    assert commands == [
+        ("index", "--corpus", "/c/old", "--storage", str(storage), "--release", "old", "--release-date",
+         "2024-03-01", "--quiet"),
+        ("index", "--corpus", "/c/new", "--storage", str(storage), "--release", "new", "--release-date",
+         "2026-08-22", "--quiet"),
+    ]
+
+
+@pytest.mark.parametrize("index", [
+    "  both:\n    corpus: data/sample\n    releases: []\n",
+    "  neither:\n    with: [train]\n",
+    "  undated:\n    releases:\n    - corpus: data/sample\n      name: sample\n",
+])
+def test_an_index_needs_a_corpus_or_complete_releases(tmp_path, index: str) -> None:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(SMALL_MATRIX.replace("indexes:\n", "indexes:\n" + index, 1))
+    with pytest.raises(ValueError, match=r"index (both|neither|undated)"):
+        _reproduce().load_matrix(path)

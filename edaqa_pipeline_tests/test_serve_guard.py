@@ -77,6 +77,19 @@ BAD_REQUESTS: list[tuple[str, str, str, bytes, dict[str, str], int]] = [
     ("chat with an unknown model", "POST", CHAT,
      json.dumps({"model": "gpt-9", "messages": [USER]}).encode(), JSON, 404),
     ("chat as text/plain", "POST", CHAT, _chat([USER]), {"Content-Type": "text/plain"}, 415),
+    ("chat with a null model", "POST", CHAT, json.dumps({"model": None, "messages": [USER]}).encode(), JSON, 400),
+    ("chat with an empty model", "POST", CHAT, json.dumps({"model": "", "messages": [USER]}).encode(), JSON, 400),
+    ("k of 5,000 digits (over Python's integer limit)", "POST", ASK,
+     b'{"question": "cts", "k": ' + b"1" * 5000 + b"}", JSON, 400),
+    ("chat max_tokens of 5,000 digits", "POST", CHAT,
+     b'{"model": "bm25", "messages": [{"role": "user", "content": "cts"}], "max_tokens": ' + b"9" * 5000 + b"}",
+     JSON, 400),
+    ("a lone surrogate in the question", "POST", ASK, b'{"question": "\\ud800 cts"}', JSON, 400),
+    ("a lone surrogate in a streamed chat", "POST", CHAT,
+     b'{"model": "bm25", "stream": true, "messages": [{"role": "user", "content": "\\ud800 cts"}]}', JSON, 400),
+    ("a lone surrogate in a vote", "POST", "/vote",
+     b'{"question": "\\ud800", "method": "bm25", "answer": "a", "vote": "up"}', JSON, 400),
+    ("a superscript digit as a page", "GET", "/source/page?document=nimbus_ldo_datasheet.pdf&page=%C2%B2", b"", {}, 400),
 ]
 
 
@@ -132,6 +145,23 @@ def test_a_token_guards_every_route_but_health(sample_index) -> None:  # type: i
         assert _send(base, "POST", ASK, body, JSON, token="s3cret-token")[0] == 200
         assert _send(base, "GET", "/v1/models", b"", {}, token="s3cret-token")[0] == 200
         assert _send(base, "GET", "/health", b"", {})[0] == 200
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_port_out_of_range_is_refused_before_binding(tmp_path: Path, command: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "edaqa_pipeline.cli", command, "--storage",
+                           str(tmp_path / "none"), "--port", "70000"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "70000 is not a TCP port" in done.stderr, done.stderr
+
+
+def test_a_command_line_question_that_is_not_unicode_is_refused(sample_index) -> None:  # type: ignore[no-untyped-def]
+    _, storage, _ = sample_index
+    done = subprocess.run([os.fsencode(sys.executable), b"-m", b"edaqa_pipeline.cli", b"ask", b"\xff cts",
+                           b"--storage", os.fsencode(str(storage)), b"--answers", b"extractive"],
+                          capture_output=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 2, done.stderr[-500:]
+    assert b"not Unicode text" in done.stderr and b"Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("extra, refused", [((), True), (("--insecure-no-auth",), False)])

@@ -44,7 +44,9 @@ def test_true_claims_are_accepted_and_tampered_ones_rejected(judged) -> None:  #
     assert sum(true) / len(true) >= 0.95
     assert 1 - sum(tampered) / len(tampered) >= 0.99
     kinds = {claim.tamper for claim, _, _ in judged if claim.tamper}
-    assert kinds == {"neighbour_value", "neighbour_option", "other_command", "digit", "unit"}
+    assert kinds == {"neighbour_value", "neighbour_option", "other_command", "digit", "unit", "sign", "prefix"}
+    for kind in ("sign", "prefix"):  # the sample datasheet's negative values and prefixed units
+        assert not any(ok for claim, ok, _ in judged if claim.tamper == kind), kind
     assert {claim.kind for claim, _, _ in judged} == {"default", "meaning", "synopsis", "property"}
 
 

@@ -82,6 +82,18 @@ def deadline_argument(p: argparse.ArgumentParser) -> None:
                    "past it gets a 504 and its model call is cancelled")
 
 
+def port_number(text: str) -> int:
+    """A TCP port from the command line: uvicorn would bind 70000 as 70000 % 65536 and the
+    server's Host check would then refuse every honest client."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (1-65535)")
+    return port
+
+
 def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("serve", help="serve cited answers over HTTP (also OpenAI-compatible)",
                        description="HTTP API: POST /ask, GET /v1/models, POST /v1/chat/completions "
@@ -89,7 +101,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     storage_argument(p)
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1); any "
                    "other needs EDAQA_API_TOKEN (clients send 'Authorization: Bearer TOKEN')")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=port_number, default=8000, help="TCP port, 1-65535 (default 8000)")
     p.add_argument("--insecure-no-auth", action="store_true",
                    help="serve a non-loopback --host without EDAQA_API_TOKEN")
     p.add_argument("--method", default=None, help="default method (default: edaqa when built)")
@@ -110,7 +122,7 @@ def add_serve_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--transport", default="stdio", choices=["stdio", "http"])
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1); any "
                    "other needs EDAQA_API_TOKEN, sent by clients as 'Authorization: Bearer TOKEN'")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    p.add_argument("--port", type=port_number, default=8765, help="HTTP port, 1-65535 (default 8765)")
     p.add_argument("--method", default=None, help="default method (default: edaqa when built)")
     p.add_argument("--k", type=int, default=5, help="evidence items per question (default 5)")
     deadline_argument(p)

@@ -94,10 +94,24 @@ class _Builder:
         )
 
 
+def _text_offset(text: str, raw: str) -> int:
+    """Source lines before the block's text begins: an admonition's opening line
+    (```` ```{warning} ````, ``!!! note``, ``> [!NOTE]``) holds none of its text."""
+    first = text.lstrip().split("\n", 1)[0].strip()[:40]
+    if not first:
+        return 0
+    for offset, line in enumerate(raw.split("\n")):
+        if first in line:
+            return offset
+    return 0
+
+
 def _line_locator(block: dict[str, Any]) -> Callable[[str], tuple[int | None, int | None]]:
     """Maps a sentence of the block's text to its 1-based line span (None for PDF blocks)."""
     text: str = block["text"]
     base = block["start_line"]
+    if base is not None and block["kind"] == "admonition":
+        base += _text_offset(text, block.get("raw") or "")
     cursor = 0
 
     def locate(piece: str) -> tuple[int | None, int | None]:

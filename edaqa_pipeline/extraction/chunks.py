@@ -86,11 +86,14 @@ def _source_text(pieces: list[dict[str, Any]]) -> tuple[str, list[str]]:
     kinds: list[str] = []
     line = pieces[0]["start_line"]
     for piece in pieces:
+        if piece["end_line"] < line:  # its lines are written: blocks of one paragraph (images)
+            continue
         if piece["start_line"] > line:
             out.extend([""] * (piece["start_line"] - line))
             kinds.extend(["blank"] * (piece["start_line"] - line))
-        out.extend(piece["raw"].split("\n"))
-        kinds.extend(piece["line_kinds"])
+        written = max(0, line - piece["start_line"])  # lines an earlier block of them wrote
+        out.extend(piece["raw"].split("\n")[written:])
+        kinds.extend(piece["line_kinds"][written:])
         line = piece["end_line"] + 1
     return "\n".join(out), kinds
 

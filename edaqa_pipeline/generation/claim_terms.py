@@ -18,11 +18,13 @@ from edaqa_pipeline.generation.claims import clean_claim
 from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.text.identifiers import extract_identifiers
 from edaqa_pipeline.text.markup import UNDERSCORE_STRONG
-from edaqa_pipeline.text.quantities import NUMBER, unit_at
+from edaqa_pipeline.text.quantities import NUMBER, number_text, unit_at
 from edaqa_pipeline.text.tokens import content_terms
 
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
-_UPPER = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{2,}|[Tt]rue|[Ff]alse)(?![\w-])")
+# upper-case values, booleans and device or cell names that mix letters and digits
+# ("VTP10x013": it is not its neighbour "VTN10x013", though neither is an identifier)
+_UPPER = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{2,}|[A-Z]{2,}\d+[A-Za-z0-9]*|[Tt]rue|[Ff]alse)(?![\w-])")
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class ClaimTerms:
 def claim_terms(text: str) -> ClaimTerms:
     text = clean_claim(text)
     identifiers = tuple(dict.fromkeys(extract_identifiers(text)))
-    numbers = tuple(dict.fromkeys((m.group(1), unit_at(text, m.end())) for m in NUMBER.finditer(text)))
+    numbers = tuple(dict.fromkeys((number_text(m.group(1)), unit_at(text, m.end()))
+                                    for m in NUMBER.finditer(text)))
     named = {i.lower() for i in identifiers} | {n for n, _ in numbers}
     literals = [m.group(1).strip() for m in _BACKTICKED.finditer(text)]
     literals += [m.group(1) for m in _UPPER.finditer(text)]
@@ -143,3 +146,43 @@ def phrase_support(claim: str, unit: TextUnit) -> float:
 def _ordered_terms(text: str) -> list[str]:
     """The content words of ``text`` in order (repeats kept)."""
     return [t for word in re.findall(r"[\w.-]+", text) for t in content_terms(word)]
+
+
+# A clause that says the opposite: "clock buffers are not placed on top of blockages" is not
+# stated by a claim that they are placed there, though every word of the claim is in it.
+NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
+# clauses end at punctuation before a space, at any bracket ("500 (-1 for no decomposition)":
+# the negation is the aside's) and at a contrasting conjunction
+_CLAUSE = re.compile(r"[.;,:|]+(?:\s+|$)|\s*[()\[\]]+\s*|\s+(?:but|however|whereas|while)\s+", re.IGNORECASE)
+MIN_CLAUSE_WORDS = 2  # a claim clause of fewer content words is not judged by its polarity
+
+
+def _clauses(text: str) -> list[tuple[set[str], bool, frozenset[str]]]:
+    """(content words, negated, numbers) of each clause of ``text``."""
+    out = []
+    for clause in _CLAUSE.split(text):
+        words = set(content_terms(clause)) - {"never", "cannot", "without"}
+        if words:
+            numbers = frozenset(number_text(m.group(1)) for m in NUMBER.finditer(clause))
+            out.append((words, NEGATION.search(clause) is not None, numbers))
+    return out
+
+
+def polarity_differs(claim: str, unit: TextUnit) -> bool:
+    """Whether a clause of the claim says the opposite of the unit's clause it is closest to:
+    every clause of the unit that shares the most of its words (at least ``MIN_CLAUSE_WORDS``)
+    is negated where the claim's clause is not, or the other way round. A claim clause that
+    states a number is compared with the unit's clauses that state it ("a value of 0.0 means
+    all buffers are inserted" against "A value of 0.0 means no insertion", not against the
+    default's "meaning all needed delay buffers are inserted")."""
+    clauses = _clauses(unit.text)
+    for words, negated, numbers in _clauses(clean_claim(claim)):
+        theirs = [c for c in clauses if c[2] & numbers] or clauses
+        if len(words) < MIN_CLAUSE_WORDS or not theirs:
+            continue
+        shared = [len(words & other) for other, _, _ in theirs]
+        best = max(shared)
+        if best >= MIN_CLAUSE_WORDS and all(neg != negated for (_, neg, _), n in zip(theirs, shared, strict=True)
+                                             if n == best):
+            return True
+    return False

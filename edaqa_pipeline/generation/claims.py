@@ -86,12 +86,18 @@ def identifiers_of(text: str) -> frozenset[str]:
     return frozenset(extract_identifiers(text)) | frozenset(extract_identifiers(text, code=True))
 
 
+def _whole_in(term: str, text_lower: str) -> bool:
+    """``term`` as a whole identifier of lower-cased text (``-r`` is not in "non-routable",
+    ``-sink_cluster`` not in ``-sink_clustering_size``)."""
+    return re.search(rf"(?<![\w-]){re.escape(term.lower())}(?![\w-])", text_lower) is not None
+
+
 def identifier_occurs(ident: str, known: Set[str], text_lower: str) -> bool:
-    if ident in known or ident.lower() in text_lower:
+    if ident in known or _whole_in(ident, text_lower):
         return True
-    if " -" in ident:  # "cmd -option": both parts present
+    if " -" in ident:  # "cmd -option": both parts present, each whole
         command, _, option = ident.partition(" -")
-        return command in text_lower and f"-{option}" in text_lower
+        return _whole_in(command, text_lower) and _whole_in(f"-{option}", text_lower)
     return False
 
 

@@ -82,10 +82,12 @@ from typing import Any
 
 from edaqa_pipeline.generation.asks import question_ask, unit_answers
 from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS, MAX_CLAIMS
+from edaqa_pipeline.generation.row_rules import UNIT_COLUMNS, VALUE_COLUMNS
 from edaqa_pipeline.generation.units import TextUnit, text_units
 from edaqa_pipeline.parsing.lines import markdown_line_kinds
 from edaqa_pipeline.text.identifiers import query_identifiers
-from edaqa_pipeline.text.markup import LIST_MARKER, UNDERSCORE_STRONG
+from edaqa_pipeline.text.markup import LIST_MARKER, UNDERSCORE_STRONG, table_cells
+from edaqa_pipeline.text.quantities import NUMBER
 from edaqa_pipeline.text.sentences import split_sentences
 from edaqa_pipeline.text.tokens import content_terms
 
@@ -163,12 +165,40 @@ def units_of(text: str, evidence_id: str, rank: int,
     return out
 
 
+LABEL_CHARS = 40  # a cell this short is read with its column's name ("Min 0.43 V"); prose is not
+
+
+def _labelled_row(source: TextUnit) -> str:
+    """A row of three or more cells under a header that names kinds of value (``VALUE_COLUMNS``),
+    each short value with its column's name
+    and the row's unit: "Threshold Voltage Short Channel Device: Name VTN10x013; Min 0.43 V;
+    Target 0.50 V; Max 0.55 V" where ``cell: cell`` would read "VTN10x013: V: 0.43: 0.50:
+    0.55" ("" for any other row). Every word is the row's or its header's."""
+    header = [_clean(h).strip("`* ") for h in table_cells(source.header)] if source.header else []
+    cells = [_clean(c) for c in source.cells]
+    if (len(header) != len(cells) or sum(bool(c) for c in cells) < 3 or not cells[0]
+            or not any(h.lower() in VALUE_COLUMNS or h.lower() in UNIT_COLUMNS for h in header)):
+        return ""  # columns that do not name kinds of value (Linear, Wrap-4) read as before
+    unit_column = next((i for i, h in enumerate(header) if h.lower() in UNIT_COLUMNS), None)
+    unit = cells[unit_column] if unit_column is not None else ""
+    parts = []
+    for i, (name, cell) in enumerate(zip(header, cells, strict=True)):
+        if i == 0 or i == unit_column or not cell:
+            continue
+        value = f"{cell} {unit}" if unit and NUMBER.fullmatch(cell) else cell
+        parts.append(f"{name} {value}" if name and len(cell) <= LABEL_CHARS else value)
+    return f"{cells[0]}: {'; '.join(parts)}"
+
+
 def _row_pieces(source: TextUnit) -> list[tuple[str, TextUnit]]:
     """A row as ``cell: cell``; a two-cell row (``option | description``) longer than a claim,
     one piece per sentence of its description (each piece's ``source`` text is its own words,
     so the ask it answers is its own). A row of more cells is not split: a piece naming one of
     its value columns would not be verified against the header."""
     cells = [c for c in (_clean(c) for c in source.cells) if c]
+    labelled = _labelled_row(source)
+    if labelled and len(labelled) <= MAX_UNIT_CHARS:
+        return [(labelled, source)]
     whole = ": ".join(cells)
     if len(whole) <= MAX_UNIT_CHARS or len(cells) != 2:  # only an ``option | description`` row
         return [(whole, source)]

@@ -31,7 +31,8 @@ TASK = "grounded_answer"
 FIX_TASK = "grounded_answer_fix"
 MAX_CLAIMS = 5
 MAX_CLAIM_CHARS = 300
-EvidenceId = Annotated[str, StringConstraints(max_length=6)]  # "E1" ... (bounds the budget)
+MAX_ID_CHARS = 6
+EvidenceId = Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]  # "E1" ... (bounds the budget)
 
 
 class Claim(BaseModel):
@@ -84,12 +85,14 @@ def render_user(inputs: Mapping[str, Any]) -> str:
 def render_fix(inputs: Mapping[str, Any]) -> str:
     """The answer's own request with the failed claims after it: the system prompt and this
     prefix are the first call's, so a server that keeps its prompt cache (llama.cpp) reads
-    only the new lines, not the evidence again."""
+    only the new lines, not the evidence again. The failed claims and their reasons quote
+    the documents (a cell, a stated default), so they are a delimited data block too."""
     failed = "\n".join(
         f"- claim: {c['text']!r} cites {', '.join(c['evidence']) or 'nothing'}; problem: {c['problem']}"
         for c in inputs["failed"]
-    )
-    return (f"{render_user(inputs)}\n\n{FIX_REQUEST}\nClaims that failed verification:\n{failed}\n\n"
+    ).replace("<", "&lt;")  # no tag of any kind: an evidence block cannot be closed or opened here
+    return (f"{render_user(inputs)}\n\n{FIX_REQUEST}\nClaims that failed verification:\n"
+            f"{delimit(failed, 'failed_claims')}\n\n"
             "Return the repaired claims.")
 
 

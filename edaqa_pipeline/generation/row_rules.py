@@ -22,15 +22,16 @@ from edaqa_pipeline.generation.claim_terms import (
 from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.text.identifiers import extract_identifiers
 from edaqa_pipeline.text.markup import table_cells
-from edaqa_pipeline.text.quantities import number_matches
+from edaqa_pipeline.text.quantities import NUMBER, number_matches
 from edaqa_pipeline.text.tokens import content_terms
 
 RIVAL_MARGIN = 0.15  # another row whose words fit the claim this much better describes another option
 RIVAL_PHRASE_MARGIN = 0.3  # ... or whose word pairs (the phrasing) fit this much better
 # a table column that holds one kind of value of a row ("Min", "Typ", "Default", ...)
-_COLUMNS = {"min": "min", "minimum": "min", "typ": "typ", "typical": "typ", "nom": "nom",
+VALUE_COLUMNS = {"min": "min", "minimum": "min", "typ": "typ", "typical": "typ", "nom": "nom",
             "nominal": "nom", "target": "typ", "max": "max", "maximum": "max",
             "default": "default", "value": "value"}
+UNIT_COLUMNS = frozenset({"unit", "units"})  # the column a row's bare numbers take their unit from
 # "The default value is `20`", "Default: `GROUND`", "defaults to 4": the value a unit gives as
 # the default (a number, a quoted literal, an upper-case value or a boolean)
 _DEFAULT_IN_TEXT = re.compile(
@@ -66,7 +67,7 @@ def in_named_column(claim: str, terms: ClaimTerms, unit: TextUnit) -> bool:
         return True
     header = [c.strip("`*. ").lower() for c in table_cells(unit.header)]
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim)}
-    named = {i for i, h in enumerate(header) if _COLUMNS.get(h) and any(_COLUMNS.get(w) == _COLUMNS[h] for w in words)}
+    named = {i for i, h in enumerate(header) if VALUE_COLUMNS.get(h) and any(VALUE_COLUMNS.get(w) == VALUE_COLUMNS[h] for w in words)}
     if len(named) != 1 or next(iter(named)) >= len(unit.cells):
         return True
     cell, key = unit.cells[next(iter(named))], unit.cells[0]
@@ -90,14 +91,74 @@ def about_row(claim: str, terms: ClaimTerms, unit: TextUnit) -> bool:
     return len(name) > 8 or name <= set(content_terms(claim))
 
 
+_DEFAULT_CLAUSE = re.compile(r"[;.](?:\s+|$)")
+
+
+def default_of_row(claim: str, unit: TextUnit) -> bool:
+    """A default a claim gives belongs to the option nearest to its word "default" (in the
+    clause that says it, at most ``DEFAULT_WINDOW_WORDS`` words away): on a table row that
+    option must be the row's own. "The default of ``-clock_buffer_footprint`` is CLKBUF; it
+    excludes ``-clock_buffer_string``" is not what the ``-clock_buffer_string`` row states,
+    though the row names both and gives CLKBUF. An option named as a condition ("`5` when
+    ``-use_cugr`` is set") owns no default here."""
+    key = row_key(unit)
+    if not _OPTION_WORD.fullmatch(key):  # a row about a command or a message: no option to own it
+        return True
+    for clause in _DEFAULT_CLAUSE.split(claim):
+        said = DEFAULT_ASKED.search(clause)
+        if said is None:
+            continue
+        named = [(len(_between(clause, m, said)), m.group(0).strip("`")) for m in _OPTION_WORD.finditer(clause)
+                 if not _CONDITION_BEFORE.search(clause[:m.start()])]
+        named = [n for n in named if n[0] <= DEFAULT_WINDOW_WORDS]
+        if named:
+            return min(named)[1].lower() == key.lower()
+    return True
+
+
+DEFAULT_WINDOW_WORDS = 4  # "the default value of `-a`", "`-a` is 5 by default": the option is this close
+
+
+def _between(clause: str, option: re.Match[str], said: re.Match[str]) -> list[str]:
+    """The words between an option and the word "default" of a clause."""
+    if option.start() < said.start():
+        return clause[option.end():said.start()].split()
+    return clause[said.end():option.start()].split()
+
+
+# an option named as a condition ("5 when `-use_cugr` is set") is not what the default is of
+_CONDITION_BEFORE = re.compile(r"\b(?:when|if|unless|with|without|while|where|once|after|before)\s+(?:\S+\s+){0,2}`?$",
+                               re.IGNORECASE)
+_OPTION_WORD = re.compile(r"(?<![\w-])-[A-Za-z][\w]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_ON = re.compile(r"\b(?:enabled?|on|true|turned on|active)\b", re.IGNORECASE)
+_OFF = re.compile(r"\b(?:disabled?|off|false|turned off|inactive)\b", re.IGNORECASE)
+_FALSE_VALUES = frozenset({"false", "off", "0", "disabled", "no"})
+_TRUE_VALUES = frozenset({"true", "on", "1", "enabled", "yes"})
+
+
+def _says_default(default: str, claim: str) -> bool:
+    """The claim writes ``default`` as the value (a number as a number: ``5`` not in ``0.5``)."""
+    if NUMBER.fullmatch(default):
+        return any(True for _ in number_matches(default, claim))
+    return bool(whole(default).search(claim))
+
+
 def same_default(claim: str, terms: ClaimTerms, unit: TextUnit) -> bool:
-    """A claim about a default states the default its unit gives (not another value of it)."""
-    if not DEFAULT_ASKED.search(claim) or not (terms.numbers or terms.literals):
+    """A claim about a default states the default its unit gives (not another value of it);
+    one that names no value ("enabled by default") does not contradict a boolean default; a
+    unit that never speaks of a default states none, whatever numbers it holds."""
+    if not DEFAULT_ASKED.search(claim):
         return True
     default = stated_default(unit)
+    if not (terms.numbers or terms.literals):
+        value = default.lower()
+        return not ((value in _FALSE_VALUES and _ON.search(claim) and not _OFF.search(claim))
+                    or (value in _TRUE_VALUES and _OFF.search(claim) and not _ON.search(claim)))
     if unit.kind == "code":  # a synopsis lists the allowed values, not which one is the default
-        return bool(default) and bool(whole(default).search(claim))
-    return not default or bool(whole(default).search(claim))
+        return bool(default) and _says_default(default, claim)
+    if not default:
+        return DEFAULT_ASKED.search(" ".join((unit.text, unit.header))) is not None
+    return _says_default(default, claim)
 
 
 def describes_another_row(claim: str, unit: TextUnit, others: Sequence[TextUnit]) -> bool:
@@ -133,7 +194,7 @@ def value_column(claim: str, unit: TextUnit) -> str:
     if unit.header:
         header = [c.strip("`*. ").lower() for c in table_cells(unit.header)]
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim)}
-        named = [i for i, h in enumerate(header) if _COLUMNS.get(h) and any(_COLUMNS.get(w) == _COLUMNS[h] for w in words)]
+        named = [i for i, h in enumerate(header) if VALUE_COLUMNS.get(h) and any(VALUE_COLUMNS.get(w) == VALUE_COLUMNS[h] for w in words)]
         if len(named) == 1 and named[0] < len(unit.cells):
             return unit.cells[named[0]]
     return unit.text
@@ -145,7 +206,7 @@ def contradicting_row(claim: str, terms: ClaimTerms, binding: TextUnit, units: S
     Output voltage row's Min is 3.234. Only value claims (a number with a column word or
     "default") are judged this way."""
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim)}
-    if not terms.numbers or not any(w in _COLUMNS for w in words):
+    if not terms.numbers or not any(w in VALUE_COLUMNS for w in words):
         return None
     subjects = [u for u in units if u.kind == "row" and row_subject_named(claim, terms, u)]
     if not subjects or binding in subjects:
@@ -163,6 +224,6 @@ def row_unit_cell(unit: TextUnit) -> str:
         return ""
     header = [c.strip("`*. ").lower() for c in table_cells(unit.header)]
     for i, name in enumerate(header):
-        if name in ("unit", "units") and i < len(unit.cells):
+        if name in UNIT_COLUMNS and i < len(unit.cells):
             return unit.cells[i]
     return ""

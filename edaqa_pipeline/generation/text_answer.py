@@ -20,7 +20,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from edaqa_pipeline.generation.grounded import MAX_CLAIM_CHARS, MAX_CLAIMS, Claim, render_evidence
+from edaqa_pipeline.generation.grounded import (
+    MAX_CLAIM_CHARS,
+    MAX_CLAIMS,
+    MAX_ID_CHARS,
+    Claim,
+    render_evidence,
+)
 from edaqa_pipeline.llm import LLMTask, register_task
 from edaqa_pipeline.llm.client import TextAnswer
 
@@ -52,8 +58,10 @@ def render_user(inputs: Mapping[str, Any]) -> str:
 def _claim(match: re.Match[str]) -> Claim | None:
     """The claim of one sentence with its evidence ids (None for ids without a sentence)."""
     sentence = _LEADING.sub("", " ".join(match.group("text").split())).strip()
-    ids = list(dict.fromkeys(f"E{n}" for n in _ID.findall(match.group("marks"))))[:3]
-    return Claim(text=sentence[:MAX_CLAIM_CHARS], evidence=ids) if sentence else None
+    # an id longer than any item's ("E100000") names no item: dropped, as a wrong id is
+    ids = [i for i in dict.fromkeys(f"E{int(n)}" for n in _ID.findall(match.group("marks")))
+           if len(i) <= MAX_ID_CHARS][:3]
+    return Claim(text=sentence[:MAX_CLAIM_CHARS], evidence=ids) if sentence and ids else None
 
 
 def parse_text_answer(text: str) -> tuple[bool, list[Claim], list[str]]:

@@ -41,6 +41,7 @@ from edaqa_pipeline.generation.claim_terms import (
     claim_terms,
     identifiers_of,
     names,
+    polarity_differs,
     text_share,
     unit_support,
     whole,
@@ -50,6 +51,7 @@ from edaqa_pipeline.generation.claims import clean_claim
 from edaqa_pipeline.generation.row_rules import (
     about_row,
     contradicting_row,
+    default_of_row,
     describes_another_row,
     in_named_column,
     row_key,
@@ -60,6 +62,7 @@ from edaqa_pipeline.generation.row_rules import (
 from edaqa_pipeline.generation.units import TextUnit
 from edaqa_pipeline.text.identifiers import identifier_kind
 from edaqa_pipeline.text.quantities import number_matches, unit_at, units_named
+from edaqa_pipeline.text.tokens import content_terms
 
 SUPPORT_THRESHOLD = 0.6  # a claim with no key term: its words that one unit must hold
 BINDING_SUPPORT = 0.6  # a claim with key terms: its other words that the unit holding them must hold
@@ -67,6 +70,8 @@ BINDING_SUPPORT = 0.6  # a claim with key terms: its other words that the unit h
 _COMMAND_WORD = re.compile(r"[a-z][a-z0-9_]*[a-z0-9]")
 # an option's value in a synopsis: `net_name` of `[-net net_name]` (a name, not a command)
 _OPTION_VALUE = re.compile(r"(?<![\w-])-[A-Za-z][\w-]*\s+([A-Za-z_]\w*)")
+# a side that begins with a pronoun is about the other side's subject, not a second item
+_REFERS_BACK = re.compile(r"(?:it|its|it's|this|that|they|their|which|the same)\b", re.IGNORECASE)
 _COMPARISON = re.compile(r"\b(while|whereas|than|compared|versus|vs\.?|respectively|both|differ\w*|"
                          r"instead of|unlike|but)\b", re.IGNORECASE)
 
@@ -144,9 +149,11 @@ def verify_claim(claim: str, cited: Sequence[tuple[str, Sequence[TextUnit]]], *,
     terms = claim_terms(text)
     pool = [Binding(eid, u) for eid, units in cited for u in units]
     if terms.empty:  # words only: a code line holds them only in its own words
+        if not content_terms(text):  # "No.", "It does not.": nothing a unit could be found to state
+            return Verdict(False, "the claim states no name, number or word to check")
         best = max(pool, key=lambda b: text_share(text, b.unit), default=None)
         score = text_share(text, best.unit) if best else 0.0
-        if best is not None and score >= SUPPORT_THRESHOLD:
+        if best is not None and score >= SUPPORT_THRESHOLD and not polarity_differs(text, best.unit):
             return Verdict(True, "", (best,), score)
         return Verdict(False, f"no single sentence, row or code line of {_ids(cited)} states it")
     wanted_i, wanted_n = set(terms.identifiers), {n for n, _ in terms.numbers}
@@ -177,6 +184,8 @@ def _rule_broken(claim: str, terms: ClaimTerms, binding: Binding, pool: Sequence
     unit, eid = binding.unit, binding.evidence_id
     if not about_row(claim, terms, unit):
         return f"the row of {eid} that names them is about {row_key(unit) or unit.cells[0]}, not what the claim names"
+    if not default_of_row(claim, unit):
+        return f"the row of {eid} gives the default of {row_key(unit)}, not of the option the claim gives it to"
     if not same_default(claim, terms, unit):
         stated = stated_default(unit)
         if not stated:
@@ -186,6 +195,8 @@ def _rule_broken(claim: str, terms: ClaimTerms, binding: Binding, pool: Sequence
         return f"the number is not in the column of {eid}'s table that the claim names"
     if unit_support(claim, unit) < BINDING_SUPPORT:
         return f"the {unit.kind} of {eid} that names them does not say what the claim says of them"
+    if polarity_differs(claim, unit):
+        return f"the {unit.kind} of {eid} that names them says the opposite (a negation the claim lacks or adds)"
     rival = contradicting_row(claim, terms, unit, [b.unit for b in pool])
     if rival is not None:
         return f"the row of {rival.cells[0] if rival.cells else 'the table'} gives that value otherwise"
@@ -201,8 +212,8 @@ def _sides(text: str) -> tuple[str, str] | None:
     if len(parts) < 3:
         return None
     left, right = parts[0].strip(), parts[-1].strip()
-    if claim_terms(left).empty or claim_terms(right).empty:
-        return None
+    if claim_terms(left).empty or claim_terms(right).empty or _REFERS_BACK.match(right):
+        return None  # "..., but its default is 34" speaks of the left side's subject again
     return left, right
 
 

@@ -28,7 +28,8 @@ def delimit(text: str, tag: str = "document", **attrs: str | int) -> str:
     """Wrap ``text`` in ``<tag attr="...">...</tag>``, the tag escaped inside ``text``."""
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", tag):
         raise ValueError(f"invalid tag name: {tag!r}")
-    safe = re.sub(rf"</\s*{re.escape(tag)}\s*>", f"<\\/{tag}>", text, flags=re.IGNORECASE)
+    # a closing tag with anything before its ">" ("</evidence id=1>") still closes for a reader
+    safe = re.sub(rf"</\s*{re.escape(tag)}\b[^>]*>", f"<\\/{tag}>", text, flags=re.IGNORECASE)
     safe = re.sub(rf"<(?=\s*{re.escape(tag)}\b)", "&lt;", safe, flags=re.IGNORECASE)
     attr_text = "".join(f' {key}="{_attribute(value)}"' for key, value in attrs.items())
     return f"<{tag}{attr_text}>\n{safe}\n</{tag}>"

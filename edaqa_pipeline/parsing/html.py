@@ -54,12 +54,25 @@ _ADMONITION_LABELS = ("note", "warning", "caution", "important", "tip", "hint", 
                       "danger", "error", "seealso", "todo")
 
 
+# labels the Encoding Standard (WHATWG) maps elsewhere than Python does: browsers read a page
+# declared ASCII or Latin-1 as Windows-1252, and a UTF-16 label on a page without a
+# byte-order mark as UTF-8 (the meta tag was readable as ASCII, so the bytes are not UTF-16)
+_WHATWG_CHARSETS = {
+    **dict.fromkeys(("us-ascii", "ascii", "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1",
+                     "iso_8859-1", "cp819", "ibm819", "windows-1252", "x-cp1252"), "cp1252"),
+    **dict.fromkeys(("utf-16", "utf-16le", "utf-16be", "unicode", "ucs-2"), "utf-8"),
+}
+
+
 def decode_html(data: bytes, document: str) -> str:
     """The page's text: BOM, then a declared ``<meta charset>``, then UTF-8, then Windows-1252
     (what browsers assume for undeclared legacy pages). Empty and binary input is refused."""
     if not data.strip():
         raise DocumentError(document, "file is empty (no HTML content)")
     head = data[:8192]
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise DocumentError(document, "UTF-32 text (by its byte-order mark): not an encoding HTML "
+                            "pages may use; save it as UTF-8")
     if b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         offset = head.index(b"\x00")
         raise DocumentError(document, f"binary content: NUL byte at offset {offset}; not an HTML page")
@@ -71,10 +84,13 @@ def decode_html(data: bytes, document: str) -> str:
     if declared:
         name = declared.group(1).decode("ascii").lower()
         try:
-            codecs.lookup(name)
+            codec = codecs.lookup(_WHATWG_CHARSETS.get(name, name))
         except LookupError:
             raise DocumentError(document, f"declared charset {name!r} is unknown") from None
-        return data.decode(name, errors="replace")
+        try:
+            return data.decode(codec.name, errors="replace")
+        except LookupError:  # "hex", "base64", "zlib": codecs Python has, not character sets
+            raise DocumentError(document, f"declared charset {name!r} is not a character encoding") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

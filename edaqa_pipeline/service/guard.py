@@ -74,8 +74,8 @@ async def read_json(request: Any) -> dict[str, Any]:
             raise ServiceError(f"the request body is over {MAX_BODY_BYTES} bytes", status=TOO_LARGE)
     try:
         parsed = json.loads(bytes(body) or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise ServiceError("the request body is not valid JSON") from None
+    except (ValueError, RecursionError):  # bad JSON or bytes, an integer over Python's digit limit
+        raise ServiceError("the request body is not valid JSON (or holds an integer of over 4,300 digits)") from None
     if not isinstance(parsed, dict):
         raise ServiceError("the request body must be a JSON object")
     if json_depth(parsed) > MAX_JSON_DEPTH:

@@ -223,8 +223,10 @@ async def chat_events(base: dict[str, Any], asked: ChatRequest, work: asyncio.Fu
             yield out
     try:
         record = work.result()
-    except ServiceError as exc:
-        yield f"data: {json.dumps(error_body('/v1', exc))}\n\n"
+    except Exception as exc:  # the stream has begun: any failure is its last event
+        failure = exc if isinstance(exc, ServiceError) else ServiceError(
+            f"the answer failed: {type(exc).__name__}", status=500)
+        yield f"data: {json.dumps(error_body('/v1', failure))}\n\n"
         yield "data: [DONE]\n\n"
         return
     if record["not_in_documents"] and not sent:
@@ -279,8 +281,8 @@ def create_app(server: AnswerServer, *, host: str = "127.0.0.1", port: int = 800
         try:
             body = await read_json(request)
             asked = chat_request(body)
-            if "model" not in body:
-                raise ServiceError("'model' is required (a method name; see GET /v1/models)",
+            if not isinstance(body.get("model"), str) or not body["model"]:
+                raise ServiceError("'model' is required: a method name (see GET /v1/models)",
                                    param="model")
             server.request(asked.question, body["model"])  # a bad method is a status, not an event
             server.service.check_release(asked.release)

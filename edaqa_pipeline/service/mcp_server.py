@@ -59,7 +59,7 @@ Question = Annotated[str, Field(description="the question in plain words, e.g. '
                                             "default of -sink_clustering_size in clock_tree_synthesis?'")]
 Method = Annotated[str | None, Field(description="retrieval method (list_methods); omit for the "
                                                  "server's default, normally edaqa")]
-K = Annotated[int | None, Field(description=f"evidence items to retrieve (1-{MAX_K}); omit for "
+K = Annotated[int | None, Field(strict=True, description=f"evidence items to retrieve (1-{MAX_K}); omit for "
                                             "the server's default")]
 ReleaseName = Annotated[str | None, Field(description="the release of the documentation the "
                                           "question is about (list_releases); omit for the "
@@ -104,8 +104,8 @@ def create_mcp_server(server: AnswerServer) -> MCPServer:
     def read_lines(
         document: Annotated[str, Field(description="an indexed document, as list_documents "
                                                    "and citations name it (e.g. cts.md)")],
-        start: Annotated[int, Field(description="first line, 1-based")],
-        end: Annotated[int, Field(description=f"last line, inclusive; at most {MAX_LINES} lines")],
+        start: Annotated[int, Field(strict=True, description="first line, 1-based")],
+        end: Annotated[int, Field(strict=True, description=f"last line, inclusive; at most {MAX_LINES} lines")],
     ) -> dict[str, Any]:
         """The indexed text of lines start..end of a Markdown document: what a citation such
         as cts.md:L73-L75 points at. Widen the range a few lines to see the context."""

@@ -118,7 +118,7 @@ def marked_blocks(blocks: list[dict[str, Any]], chunk: set[str] | None,
 
 def check_page(page: Any) -> int:
     """``page`` as a 1-based page number, or ``ServiceError`` (400)."""
-    if isinstance(page, str) and page.isdigit() and len(page) < 7:
+    if isinstance(page, str) and page.isascii() and page.isdigit() and len(page) < 7:  # not "²"
         page = int(page)
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
         raise ServiceError("'page' must be a page number (1 or more)", param="page")

@@ -27,7 +27,18 @@ def check_question(question: Any) -> str:
     if len(question.strip()) > MAX_QUESTION_CHARS:
         raise ServiceError(f"'question' is {len(question.strip())} characters; at most "
                            f"{MAX_QUESTION_CHARS}", param="question")
+    check_encodable(question, "question")
     return question.strip()
+
+
+def check_encodable(text: str, name: str) -> None:
+    """400 unless ``text`` is writable as UTF-8: a lone surrogate (``"\\ud800"`` in JSON, a
+    non-UTF-8 byte of a command line) would fail later, in a log, an answer or a vote file."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ServiceError(f"'{name}' holds {text[exc.start]!r} at character {exc.start}, which is not "
+                           "Unicode text (a lone surrogate or an undecodable byte)", param=name) from None
 
 
 def check_k(k: Any) -> int:

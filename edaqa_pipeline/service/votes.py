@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from edaqa_pipeline.service.errors import ServiceError
-from edaqa_pipeline.service.requests import MAX_QUESTION_CHARS
+from edaqa_pipeline.service.requests import MAX_QUESTION_CHARS, check_encodable
 
 VOTES_FILE = Path("feedback") / "votes.jsonl"
 VOTES = ("up", "down")
@@ -57,6 +57,7 @@ def _text(body: dict[str, Any], name: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise ServiceError(f"'{name}' must be a non-empty string of at most {limit} characters",
                            param=name)
+    check_encodable(value, name)
     return value
 
 

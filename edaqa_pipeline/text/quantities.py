@@ -12,9 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-# a number, with its sign when a minus stands before it as a sign (not "1-100")
-NUMBER = re.compile(r"(?<![\w.])((?:(?<![^\s,(\[=:`])-)?\d+(?:\.\d+)?)(?![\w]|\.\d)")
-_UNIT_AFTER = re.compile(r"^`?\s*([A-Za-zµΩ°%²³]+(?:/[A-Za-zµΩ°%²³]+)*)")
+# minus signs as PDFs and typeset datasheets write them (U+2212 minus, U+2013 en dash)
+MINUS_SIGNS = "-\u2212\u2013"
+# a number: hexadecimal (0x1F), decimal with an optional exponent (1e-7, 5E3), with its sign
+# when a minus stands before it as a sign (not "1-100")
+NUMBER = re.compile(
+    rf"(?<![\w.])((?:(?<![^\s,(\[=:`])[{MINUS_SIGNS}])?"
+    r"(?:0[xX][0-9a-fA-F]+|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?))(?![\w]|\.\d)"
+)
+_UNIT_CHARS = "A-Za-z\u00b5\u03bc\u03a9\u2126°%²³"  # micro sign, Greek mu, omega, ohm sign
+_UNIT_AFTER = re.compile(rf"^`?\s*([{_UNIT_CHARS}]+(?:/[{_UNIT_CHARS}]+)*)")
 _UNIT_SPLIT = re.compile(r"[\s,;()\[\]|=:`*]+")
 # spellings of one unit: a claim may write "microns" where the manual writes "um"
 UNITS: dict[str, str] = {
@@ -50,6 +57,8 @@ UNITS: dict[str, str] = {
     **dict.fromkeys(("ghz", "gigahertz"), "ghz"),
     **dict.fromkeys(("ohm", "ohms", "Ω"), "ohm"),
     **dict.fromkeys(("kohm", "kohms", "kω"), "kohm"),
+    # case decides the prefix here: mΩ is a milliohm, MΩ a megaohm (looked up before lowering)
+    **dict.fromkeys(("MΩ", "Mohm", "MOhm", "megohm", "megohms", "megaohm", "megaohms"), "megohm"),
     **dict.fromkeys(("%", "percent", "pct"), "%"),
     **dict.fromkeys(("db", "decibel", "decibels"), "db"),
     **dict.fromkeys(("dbm",), "dbm"),
@@ -71,18 +80,27 @@ def unit_at(text: str, end: int) -> str:
 def normalised_unit(word: str) -> str:
     """A unit in one spelling (``microns`` -> ``um``, ``µA/µm`` -> ``ua/um``); "" when ``word``
     is not a unit. Every part of a compound unit must be one."""
-    word = word.replace("\u03bc", "\u00b5")  # Greek mu written for the micro sign
-    parts = [UNITS.get(p.lower(), UNITS.get(p, "")) for p in word.split("/")]
+    word = word.replace("\u03bc", "\u00b5").replace("\u2126", "\u03a9")  # Greek mu, ohm sign
+    parts = [UNITS.get(p, UNITS.get(p.lower(), "")) for p in word.split("/")]
     return "/".join(parts) if all(parts) else ""
 
 
+def number_text(token: str) -> str:
+    """A number token in one spelling: any minus sign written ``-`` (``−0.53`` -> ``-0.53``)."""
+    return token.translate(_MINUS) if token[:1] in MINUS_SIGNS else token
+
+
+_MINUS = str.maketrans({"\u2212": "-", "\u2013": "-"})
+
+
 def number_matches(number: str, text: str) -> Iterator[re.Match[str]]:
-    """Where ``number`` occurs in ``text`` as that number: ``5`` not in ``0.5`` or ``15``,
-    ``0.53`` not where the text says ``-0.53`` (a sign before it makes another number)."""
-    for match in re.finditer(rf"(?<![\w.]){re.escape(number)}(?![\w]|\.\d)", text):
-        at = match.start()
-        signed = at > 0 and text[at - 1] == "-" and (at == 1 or text[at - 2] in " \t\n,([=:`")
-        if number.startswith("-") or not signed:
+    """Where ``number`` occurs in ``text`` as that number: one of the text's numbers, whole and
+    with its sign. ``5`` is not in ``0.5``, ``15``, ``5e3`` or ``0x5``; ``0.53`` is not where
+    the text says ``-0.53`` or ``−0.53`` (a sign before it makes another number); ``7`` is not
+    the exponent of ``1e-7``."""
+    wanted = number_text(number)
+    for match in NUMBER.finditer(text):
+        if number_text(match.group(1)) == wanted:
             yield match
 
 
