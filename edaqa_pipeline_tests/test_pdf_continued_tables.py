@@ -84,3 +84,36 @@ def test_a_long_table_excerpt_keeps_its_header_and_rows_as_a_table() -> None:
     assert lines[:3] == ["Table: Table 3. Supplies", "| Parameter | Min | Max | Unit |", "|---|---|---|---|"]
     assert "| Supply voltage 7 | 1.07 | 2.07 | V |" in lines
     assert markdown_line_kinds(text)[1:4] == ["table_header", "table_rule", "table_row"]
+
+
+def test_a_header_cell_with_no_rule_under_it_keeps_its_values_out() -> None:
+    """The header's value cells drawn as one box with the first row's values (no rule between
+    them, as in the IHP process specification): the values belong to the first row, the
+    header keeps the column names."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((60, 60), "MIM capacitor", fontsize=16)
+    for x, width, name in ((60, 150, "Parameter"), (210, 60, "Unit")):
+        page.draw_rect(pymupdf.Rect(x, 100, x + width, 116), color=(0, 0, 0), width=0.8)
+        page.insert_text((x + 3, 112), name, fontsize=9)
+    page.draw_rect(pymupdf.Rect(60, 116, 210, 132), color=(0, 0, 0), width=0.8)
+    page.insert_text((63, 128), "Area capacitance", fontsize=9)
+    page.draw_rect(pymupdf.Rect(210, 116, 270, 132), color=(0, 0, 0), width=0.8)
+    page.insert_text((213, 128), "fF/um2", fontsize=9)
+    for x, name, value in ((270, "Min", "1.35"), (330, "Max", "1.65")):
+        page.draw_rect(pymupdf.Rect(x, 100, x + 60, 132), color=(0, 0, 0), width=0.8)
+        page.insert_text((x + 3, 112), name, fontsize=9)
+        page.insert_text((x + 3, 128), value, fontsize=9)
+    _grid_row = [("Breakdown voltage", 150), ("V", 60), ("15", 60), ("", 60)]
+    x = 60.0
+    for cell, width in _grid_row:
+        page.draw_rect(pymupdf.Rect(x, 132, x + width, 148), color=(0, 0, 0), width=0.8)
+        if cell:
+            page.insert_text((x + 3, 144), cell, fontsize=9)
+        x += width
+    (table,) = _tables(doc.tobytes())
+    assert pipe_table_rows(table["text"]) == [
+        ["Parameter", "Unit", "Min", "Max"],
+        ["Area capacitance", "fF/um2", "1.35", "1.65"],
+        ["Breakdown voltage", "V", "15", ""],
+    ]

@@ -25,7 +25,7 @@ _ASKED = (
 )
 _DEFAULT = re.compile(r"\bdefaults?\b", re.I)
 _RANGE = re.compile(r"\[[^\]\n]*,[^\]\n]*\]|\bbetween\b|\brange\b|\ballowed\b|\bminimum\b|\bmaximum\b|"
-                    r"\bat (?:most|least)\b|[<>]=?\s*\d", re.I)
+                    r"\bat (?:most|least)\b|[<>]=?\s*\d|\b(?:min|max)\b(?=[\s.:]*[-−–±+]?\d)", re.I)
 
 
 def question_ask(question: str) -> str:

@@ -19,6 +19,7 @@ Sphinx's ``div.body``); navigation, sidebars, search, headers, footers, permalin
 from __future__ import annotations
 
 import codecs
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ import lxml.html
 from edaqa_pipeline.model import sha256_bytes
 from edaqa_pipeline.parsing.errors import DocumentError
 from edaqa_pipeline.parsing.markdown import parse_markdown
-from edaqa_pipeline.text.markup import fence_for, pipe_table
+from edaqa_pipeline.text.markup import fence_for, fence_mark, pipe_table
 
 _MAIN_XPATHS = (
     "//*[@role='main']", "//main", "//article", "//div[contains(concat(' ', @class, ' '), ' body ')]",
@@ -202,6 +203,32 @@ class _Rendition:
             self.provenance.append((self.anchor, first, last))
 
 
+# a line of page text that Markdown would read as the start of a block: a heading, a quote, a
+# list item, a fence, a thematic break, a link reference definition or an HTML block (a tag
+# that opens one, or a whole line that is one tag). "# of nets" in a <p> is prose.
+_HTML_BLOCK_TAGS = (
+    "address|article|aside|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|"
+    "fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|"
+    "link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|"
+    "td|tfoot|th|thead|title|tr|track|ul"
+)
+_BLOCK_START = re.compile(
+    r"^(?:#{1,6}(?:\s|$)|>|[-+*](?:\s|$)|\d{1,9}[.)](?:\s|$)|([-*_])(?:\s*\1){2,}\s*$|"
+    r"\[[^\]]+\]:|<(?:script|pre|style|textarea)(?:[\s>]|$)|<[!?]|"
+    rf"</?(?:{_HTML_BLOCK_TAGS})(?:[\s>]|/>|$)|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>\s*$)",
+    re.I,
+)
+_ORDINAL = re.compile(r"^(\d{1,9})([.)])")
+
+
+def _literal(line: str) -> str:
+    """``line`` of page text as Markdown that reads back as that same text, not as markup: a
+    backslash before the character that would open a block (``\\# of nets``, ``2024\\. That``)."""
+    if not _BLOCK_START.match(line) and not fence_mark(line):
+        return line
+    return _ORDINAL.sub(r"\1\\\2", line, count=1) if line[0].isdigit() else "\\" + line
+
+
 def _table_lines(el: Any) -> list[str]:
     rows = [tr for tr in el.iter("tr") if next(tr.iterancestors("table"), None) is el]
     grid = [[c for c in tr if isinstance(c.tag, str) and c.tag in ("th", "td")] for tr in rows]
@@ -215,14 +242,56 @@ def _table_lines(el: Any) -> list[str]:
     return pipe_table([[_inline(c) for c in r] for r in (header, *body)]).split("\n")
 
 
+def _holds_code(el: Any) -> bool:
+    return isinstance(el.tag, str) and (el.tag == "pre" or next(el.iter("pre"), None) is not None)
+
+
+def _item_parts(li: Any) -> list[tuple[str, Any]]:
+    """The item's content in order: ("text", element holding a run of inline content) and
+    ("code", the element holding a ``<pre>``, Sphinx's ``div.highlight`` or the pre itself)."""
+    parts: list[tuple[str, Any]] = []
+    run = lxml.html.Element("span")
+    run.text = li.text
+    for child in list(li):
+        if _holds_code(child):
+            parts.append(("text", run))
+            parts.append(("code", child))
+            run = lxml.html.Element("span")
+            run.text = child.tail
+        else:
+            run.append(copy.deepcopy(child))
+    parts.append(("text", run))
+    return parts
+
+
 def _list_lines(el: Any, depth: int = 0) -> list[str]:
     out: list[str] = []
-    for number, li in enumerate((c for c in el if c.tag == "li"), 1):
+    first = str(el.get("start") or "1").strip()
+    first_number = int(first) if re.fullmatch(r"\+?\d{1,8}", first) else 1  # Markdown has no negative numbers
+    for number, li in enumerate((c for c in el if c.tag == "li"), first_number):
         marker = f"{number}." if el.tag == "ol" else "-"
         nested = [c for c in li if isinstance(c.tag, str) and c.tag in ("ul", "ol")]
         for sub in nested:
-            li.remove(sub)
-        out.append("  " * depth * 2 + f"{marker} {_inline(li)}".rstrip())
+            sub.tail = f" {sub.tail}" if sub.tail else sub.tail
+            _drop(sub)  # its tail text stays in the item
+        lead = "  " * depth * 2
+        indent = " " * (len(lead) + len(marker) + 1)
+        lines: list[str] = []
+        # code in an item stays code: a fence indented under the item's text, the text after
+        # it a paragraph of the item after the fence, in the page's order
+        for kind, part in _item_parts(li):
+            if kind == "code":
+                for pre in (p for p in part.iter("pre") if not any(a.tag == "pre" for a in p.iterancestors())):
+                    code = pre.text_content().rstrip("\n")
+                    fence = fence_for(code)
+                    lines.extend(indent + line if line else line
+                                 for line in (f"{fence}{_code_language(pre)}", *code.split("\n"), fence))
+            elif text := _inline(part):
+                lines.append(_literal(text) if lines else text)
+        if not lines or lines[0].startswith(indent):  # an item that opens with code
+            lines.insert(0, "")
+        out.append(f"{lead}{marker} {_literal(lines[0])}".rstrip())
+        out.extend(line if line.startswith(indent) or not line else indent + line for line in lines[1:])
         for sub in nested:
             out.extend(_list_lines(sub, depth + 1))
     return out
@@ -239,14 +308,14 @@ def _render(el: Any, out: _Rendition) -> None:
         out.anchor = str(el.get("id"))
     loose = (el.text or "").strip()
     if loose and el.tag not in ("table", "pre"):
-        out.block(el, [re.sub(r"\s+", " ", loose)])
+        out.block(el, [_literal(re.sub(r"\s+", " ", loose))])
     for child in el:
         if not isinstance(child.tag, str):
             continue
         _render_child(child, out)
         tail = (child.tail or "").strip()
         if tail:
-            out.block(child, [re.sub(r"\s+", " ", tail)])
+            out.block(child, [_literal(re.sub(r"\s+", " ", tail))])
 
 
 def _render_child(el: Any, out: _Rendition) -> None:
@@ -255,7 +324,7 @@ def _render_child(el: Any, out: _Rendition) -> None:
         out.anchor = str(el.get("id") or out.anchor)
         out.block(el, [f"{'#' * int(tag[1])} {_inline(el)}"])
     elif tag == "p":
-        out.block(el, [_inline(el)])
+        out.block(el, [_literal(_inline(el))])
     elif tag == "pre":
         code = el.text_content().rstrip("\n")
         fence = fence_for(code)
@@ -266,9 +335,9 @@ def _render_child(el: Any, out: _Rendition) -> None:
         out.block(el, _list_lines(el))
     elif tag == "dl":
         terms = [(c.tag, _inline(c)) for c in el if c.tag in ("dt", "dd")]
-        out.block(el, [f"- **{t}**" if k == "dt" else f"  {t}" for k, t in terms if t])
+        out.block(el, [f"- **{t}**" if k == "dt" else f"  {_literal(t)}" for k, t in terms if t])
     elif tag == "blockquote":
-        out.block(el, ["> " + _inline(el)])
+        out.block(el, ["> " + _literal(_inline(el))])
     elif tag == "img":
         out.block(el, [f"![{el.get('alt') or ''}]({el.get('src') or ''})"])
     elif tag == "hr":
@@ -280,7 +349,7 @@ def _render_child(el: Any, out: _Rendition) -> None:
     elif tag in _BLOCK_TAGS or any(isinstance(c.tag, str) and c.tag in _BLOCK_TAGS for c in el):
         _render(el, out)
     else:
-        out.block(el, [_inline(el)])
+        out.block(el, [_literal(_inline(el))])
 
 
 def render_markdown(text: str, document: str) -> tuple[str, _Rendition, str]:

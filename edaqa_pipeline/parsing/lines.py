@@ -55,15 +55,32 @@ CODE_KINDS = frozenset({"code_fence", "code"})
 NON_PROSE_DIRECTIVES = frozenset({"tableofcontents", "toctree", "eval-rst"})
 
 
+# MyST directives whose body is code (```` ```{code-block} tcl ````): a code fence, not prose
+CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell"})
+
+
+def _directive_name(info: str) -> str:
+    info = info.strip()
+    return info[1:].split("}")[0].strip().lower() if info.startswith("{") else ""
+
+
 def is_directive(info: str) -> bool:
-    """Whether a fence's info string opens a MyST directive (```` ```{note} ````)."""
-    return info.strip().startswith("{")
+    """Whether a fence's info string opens a MyST directive of prose (```` ```{note} ````);
+    a code directive (```` ```{code-block} tcl ````) is a code fence."""
+    return info.strip().startswith("{") and _directive_name(info) not in CODE_DIRECTIVES
 
 
 def directive_label(info: str) -> str:
     """The name of a MyST directive fence (```` ```{note} ```` -> ``note``), else ""."""
-    info = info.strip()
-    return info[1:].split("}")[0].strip().lower() if is_directive(info) else ""
+    return _directive_name(info) if is_directive(info) else ""
+
+
+def fence_language(info: str) -> str:
+    """The language of a code fence: ```` ```tcl ```` and ```` ```{code-block} tcl ```` -> ``tcl``."""
+    words = info.strip().split()
+    if words and _directive_name(words[0]) in CODE_DIRECTIVES:
+        words = words[1:]
+    return words[0].lower() if words else ""
 
 
 def line_kinds_of_tokens(tokens: Sequence[Token], lines: Sequence[str]) -> list[str]:

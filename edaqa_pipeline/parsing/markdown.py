@@ -25,11 +25,15 @@ from edaqa_pipeline.parsing.lines import (
     MARKDOWN,
     NON_PROSE_DIRECTIVES,
     directive_label,
+    fence_language,
     is_directive,
     line_kinds_of_tokens,
 )
 from edaqa_pipeline.text.markup import closes_fence
 
+# a MyST directive's options: ":caption: ..." lines, or a YAML block between "---" lines
+_DIRECTIVE_OPTIONS = re.compile(r"\A(?:(?:[ \t]*:[\w-]+:.*(?:\n|\Z))+|---[ \t]*\n(?:.*\n)*?---[ \t]*(?:\n|\Z))\n?")
+_BARE_MARKER = re.compile(r"\s*(?:[-+*]|\d{1,9}[.)])\s*")
 _ADMONITION = re.compile(
     r"^\s*>\s*(?:\[!(?P<gh>[A-Za-z]+)\]|\*\*(?P<bold>[A-Za-z ]+?):?\*\*:?|(?P<plain>Note|Warning|Caution|Important|Tip):)",
 )
@@ -144,6 +148,48 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
             }
         )
 
+    def emit_code(tok: Token, span: tuple[int, int]) -> None:
+        closed = closes_fence(lines[span[1] - 1], tok.markup)
+        unterminated = tok.type == "fence" and not closed
+        unterminated = unterminated or (tok.type == "fence" and span[1] - span[0] < 1)
+        meta = {"fence": tok.markup[:1] if tok.markup else "indent"}
+        if unterminated:
+            meta["unterminated_fence"] = True
+        content = tok.content.rstrip("\n")
+        if tok.info.strip().startswith("{"):  # a MyST code directive's option lines are not code
+            content = _DIRECTIVE_OPTIONS.sub("", content)
+        emit("code", content, span, language=fence_language(tok.info), meta=meta)
+
+    def emit_list(kind: str, inner: list[Token], span: tuple[int, int]) -> None:
+        """A list, cut around the code blocks its items hold.
+
+        A fenced or indented code block inside a list item is code like any other: it becomes
+        its own ``code`` block (so it is chunked, typed and cited as code), and the list lines
+        before and after it stay ``kind`` blocks. Every line is written once, in order.
+        """
+        def part(first: int, last: int) -> None:  # list lines first..last, blank edges trimmed
+            while first < last and not lines[first - 1].strip():
+                first += 1
+            while last > first and not lines[last - 1].strip():
+                last -= 1
+            text = "\n".join(lines[first - 1 : last])
+            if not _BARE_MARKER.fullmatch(text):  # an item whose only content is the code
+                emit(kind, text, (first, last))
+
+        start = span[0]
+        for tok in inner:
+            if tok.type not in ("fence", "code_block") or not tok.map or is_directive(tok.info):
+                continue
+            code_span = _span(lines, tok.map)
+            if code_span[0] < start:  # inside a code block already cut out
+                continue
+            if code_span[0] > start:
+                part(start, code_span[0] - 1)
+            emit_code(tok, code_span)
+            start = code_span[1] + 1
+        if start <= span[1]:
+            part(start, span[1])
+
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -177,22 +223,13 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
             if label not in NON_PROSE_DIRECTIVES:
                 emit("admonition", tok.content.rstrip("\n"), span, meta={"label": label})
         elif tok.type in ("fence", "code_block"):
-            closed = closes_fence(lines[span[1] - 1], tok.markup)
-            unterminated = tok.type == "fence" and not closed
-            unterminated = unterminated or (tok.type == "fence" and span[1] - span[0] < 1)
-            meta = {"fence": tok.markup[:1] if tok.markup else "indent"}
-            if unterminated:
-                meta["unterminated_fence"] = True
-            language = tok.info.strip().split()[0].lower() if tok.info.strip() else ""
-            emit("code", tok.content.rstrip("\n"), span, language=language, meta=meta)
+            emit_code(tok, span)
         elif tok.type == "table_open":
             header = _table_header(inner)
             n_rows = sum(1 for t in inner if t.type == "tr_open") - 1
             emit("table", raw, span, meta={"header": header, "n_rows": max(n_rows, 0)})
-        elif tok.type == "bullet_list_open":
-            emit("list", raw, span)
-        elif tok.type == "ordered_list_open":
-            emit("ordered_list", raw, span)
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            emit_list("list" if tok.type == "bullet_list_open" else "ordered_list", inner, span)
         elif tok.type == "blockquote_open":
             match = _ADMONITION.match(lines[span[0] - 1])
             if match:

@@ -23,6 +23,7 @@ from edaqa_pipeline.parsing.pdf_layout import (
     box_area,
     center_in,
     clean_text,
+    font_text,
     grow_box,
     intersect,
     union_box,
@@ -107,7 +108,7 @@ def _page_lines(page: pymupdf.Page, number: int) -> tuple[list[TextLine], Counte
                     continue
             merged.append((box, spans))
         for box, spans in merged:
-            text = clean_text(" ".join(s["text"] for s in spans))
+            text = clean_text(" ".join(font_text(s["text"], s["font"]) for s in spans))
             if not text:
                 continue
             weight: Counter[float] = Counter()

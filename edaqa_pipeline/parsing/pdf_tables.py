@@ -42,6 +42,7 @@ from edaqa_pipeline.parsing.pdf_layout import (
     center_in,
     clean_text,
     clusters,
+    font_text,
     grow_box,
     intersect,
     union_box,
@@ -70,7 +71,7 @@ def raw_lines(textpage: pymupdf.TextPage) -> list[RawLine]:
             continue
         for line in block["lines"]:
             spans = [
-                RawSpan(as_box(s["bbox"]), [(c["c"], as_box(c["bbox"])) for c in s["chars"]])
+                RawSpan(as_box(s["bbox"]), [(font_text(c["c"], s["font"]), as_box(c["bbox"])) for c in s["chars"]])
                 for s in line["spans"]
             ]
             lines.append(RawLine(as_box(line["bbox"]), spans))
@@ -141,7 +142,10 @@ def _table_cells(
             spanned = [k for k in range(r, len(row_boxes)) if row_boxes[k][1] < box[3] - 1]
             groups: dict[int, list[str]] = defaultdict(list)
             for text, y in lines:
-                home = next((k for k in spanned if row_boxes[k][1] <= y <= row_boxes[k][3]), r)
+                rows_at = [k for k in spanned if row_boxes[k][1] <= y <= row_boxes[k][3]]
+                # a header cell never spans data rows: the header's box grew over the first row
+                # with the cell ("Min" over "1.35"), so its lower lines are that row's values
+                home = (max(rows_at) if r == 0 else rows_at[0]) if rows_at else r
                 groups[home].append(text)
             if len(groups) > 1:
                 for k, texts in sorted(groups.items()):

@@ -11,6 +11,8 @@ import math
 import re
 import unicodedata
 
+from edaqa_pipeline.parsing.pdf_layout import SYMBOL_PRIVATE_USE
+
 # Prefixes and base units seen in datasheets and process specifications. A unit is a base with
 # an optional SI prefix, an optional exponent, optionally divided by another unit
 # ("µA/µm", "fF/µm²", "ppm/K", "%/V", "mA/Via", "LOG10 (A/µm)" is handled by the caller).
@@ -50,19 +52,9 @@ _NUMBERING = re.compile(
 
 
 # Glyphs of the Symbol font that PDF text layers report in the private use area.
-SYMBOL_FONT = str.maketrans(
-    {
-        "\uf057": "Ω", "\uf06d": "µ", "\uf0b0": "°", "\uf0b1": "±", "\uf0a3": "≤",
-        "\uf0b3": "≥", "\uf0d7": "×", "\uf061": "α", "\uf062": "β", "\uf065": "ε",
-        "\uf072": "ρ", "\uf044": "Δ", "\uf064": "δ", "\uf074": "τ", "\uf0ae": "→",
-        "\uf0b4": "×", "\uf0b5": "∝", "\uf0bb": "≈", "\uf0b9": "≠", "\uf0a5": "∞",
-    }
-)  # fmt: skip
-
-
 def decode_symbols(text: str) -> str:
     """Symbol-font private-use glyphs to the characters they draw (U+F057 -> "Ω")."""
-    return text.translate(SYMBOL_FONT)
+    return text.translate(SYMBOL_PRIVATE_USE)
 
 
 def normalise(text: str) -> str:
