@@ -4,6 +4,8 @@ written once, and the text of an HTML paragraph is read back as the text it is."
 
 from __future__ import annotations
 
+import json
+
 from edaqa_pipeline.parsing.html import parse_html
 from edaqa_pipeline.parsing.markdown import parse_markdown
 
@@ -120,3 +122,11 @@ def test_only_what_would_open_a_block_is_escaped() -> None:
     assert [b["kind"] for b in blocks] == ["paragraph", "paragraph", "paragraph", "list"]
     assert blocks[0]["text"] == "<cell> is the name"
     assert "not code" in blocks[3]["text"]
+
+
+def test_a_fence_closed_inside_a_quote_is_terminated() -> None:
+    blocks = _blocks("- a\n  > ```\n  > x\n  > ```\n- b\n")
+    (code,) = [b for b in blocks if b["kind"] == "code"]
+    assert code["text"] == "x"
+    assert "unterminated_fence" not in code["meta"]
+    assert "unterminated_fence" in json.loads(_blocks("```\nx\n")[0]["meta"])

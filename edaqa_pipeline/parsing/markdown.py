@@ -33,6 +33,7 @@ from edaqa_pipeline.text.markup import closes_fence
 
 # a MyST directive's options: ":caption: ..." lines, or a YAML block between "---" lines
 _DIRECTIVE_OPTIONS = re.compile(r"\A(?:(?:[ \t]*:[\w-]+:.*(?:\n|\Z))+|---[ \t]*\n(?:.*\n)*?---[ \t]*(?:\n|\Z))\n?")
+_QUOTE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _BARE_MARKER = re.compile(r"\s*(?:[-+*]|\d{1,9}[.)])\s*")
 _ADMONITION = re.compile(
     r"^\s*>\s*(?:\[!(?P<gh>[A-Za-z]+)\]|\*\*(?P<bold>[A-Za-z ]+?):?\*\*:?|(?P<plain>Note|Warning|Caution|Important|Tip):)",
@@ -149,7 +150,8 @@ def parse_markdown(data: bytes, document: str) -> tuple[dict[str, Any], list[dic
         )
 
     def emit_code(tok: Token, span: tuple[int, int]) -> None:
-        closed = closes_fence(lines[span[1] - 1], tok.markup)
+        # the closing fence of a block inside a quote is written after the quote's markers
+        closed = closes_fence(_QUOTE_MARKERS.sub("", lines[span[1] - 1]), tok.markup)
         unterminated = tok.type == "fence" and not closed
         unterminated = unterminated or (tok.type == "fence" and span[1] - span[0] < 1)
         meta = {"fence": tok.markup[:1] if tok.markup else "indent"}
