@@ -242,8 +242,15 @@ def _table_lines(el: Any) -> list[str]:
     return pipe_table([[_inline(c) for c in r] for r in (header, *body)]).split("\n")
 
 
+def _fence_lines(pre: Any) -> list[str]:
+    """A ``<pre>`` as a fenced code block in the language of its highlight class."""
+    code = pre.text_content().rstrip("\n")
+    fence = fence_for(code)
+    return [f"{fence}{_code_language(pre)}", *code.split("\n"), fence]
+
+
 def _holds_code(el: Any) -> bool:
-    return isinstance(el.tag, str) and (el.tag == "pre" or next(el.iter("pre"), None) is not None)
+    return isinstance(el.tag, str) and next(el.iter("pre"), None) is not None
 
 
 def _item_parts(li: Any) -> list[tuple[str, Any]]:
@@ -282,15 +289,12 @@ def _list_lines(el: Any, depth: int = 0) -> list[str]:
         for kind, part in _item_parts(li):
             if kind == "code":
                 for pre in (p for p in part.iter("pre") if not any(a.tag == "pre" for a in p.iterancestors())):
-                    code = pre.text_content().rstrip("\n")
-                    fence = fence_for(code)
-                    lines.extend(indent + line if line else line
-                                 for line in (f"{fence}{_code_language(pre)}", *code.split("\n"), fence))
+                    lines.extend(indent + line if line else line for line in _fence_lines(pre))
             elif text := _inline(part):
-                lines.append(_literal(text) if lines else text)
+                lines.append(_literal(text))
         if not lines or lines[0].startswith(indent):  # an item that opens with code
             lines.insert(0, "")
-        out.append(f"{lead}{marker} {_literal(lines[0])}".rstrip())
+        out.append(f"{lead}{marker} {lines[0]}".rstrip())
         out.extend(line if line.startswith(indent) or not line else indent + line for line in lines[1:])
         for sub in nested:
             out.extend(_list_lines(sub, depth + 1))
@@ -326,9 +330,7 @@ def _render_child(el: Any, out: _Rendition) -> None:
     elif tag == "p":
         out.block(el, [_literal(_inline(el))])
     elif tag == "pre":
-        code = el.text_content().rstrip("\n")
-        fence = fence_for(code)
-        out.block(el, [f"{fence}{_code_language(el)}", *code.split("\n"), fence])
+        out.block(el, _fence_lines(el))
     elif tag == "table":
         out.block(el, _table_lines(el))
     elif tag in ("ul", "ol"):

@@ -41,16 +41,14 @@ WHITESPACE = frozenset(" \t\n\r\x0b\x0c")
 # "235 Ω" of a sheet resistance, "\uf062" the β of a current gain. Mapped back by that
 # encoding, only for fonts named Symbol (icon fonts such as Marlett reuse the same code points).
 _SYMBOL_ENCODING = {
+    **{c: chr(c) for c in range(0x20, 0x7F) if c != 0x60},  # ASCII where Symbol agrees with it
     **dict(zip(range(0x41, 0x5B), "ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ", strict=True)),
     **dict(zip(range(0x61, 0x7B), "αβχδεφγηιϕκλµνοπθρστυϖωξψζ", strict=True)),  # µ: the micro sign units use
-    0x20: " ", 0x21: "!", 0x22: "∀", 0x23: "#", 0x24: "∃", 0x25: "%", 0x26: "&", 0x27: "∋",
-    0x28: "(", 0x29: ")", 0x2A: "∗", 0x2B: "+", 0x2C: ",", 0x2D: "−", 0x2E: ".", 0x2F: "/",
-    **{c: chr(c) for c in range(0x30, 0x3A)}, 0x3A: ":", 0x3B: ";", 0x3C: "<", 0x3D: "=",
-    0x3E: ">", 0x3F: "?", 0x40: "≅", 0x5B: "[", 0x5C: "∴", 0x5D: "]", 0x5E: "⊥", 0x5F: "_",
-    0x7B: "{", 0x7C: "|", 0x7D: "}", 0x7E: "∼", 0xA2: "′", 0xA3: "≤", 0xA5: "∞", 0xAC: "←",
-    0xAD: "↑", 0xAE: "→", 0xAF: "↓", 0xB0: "°", 0xB1: "±", 0xB2: "″", 0xB3: "≥", 0xB4: "×",
-    0xB5: "∝", 0xB6: "∂", 0xB7: "•", 0xB8: "÷", 0xB9: "≠", 0xBA: "≡", 0xBB: "≈", 0xBC: "…",
-    0xC5: "⊕", 0xC6: "∅", 0xC7: "∩", 0xC8: "∪", 0xD6: "√", 0xD7: "⋅", 0xE5: "∑",
+    0x22: "∀", 0x24: "∃", 0x27: "∋", 0x2A: "∗", 0x2D: "−", 0x40: "≅", 0x5C: "∴", 0x5E: "⊥", 0x7E: "∼",
+    0xA2: "′", 0xA3: "≤", 0xA5: "∞", 0xAC: "←", 0xAD: "↑", 0xAE: "→", 0xAF: "↓", 0xB0: "°",
+    0xB1: "±", 0xB2: "″", 0xB3: "≥", 0xB4: "×", 0xB5: "∝", 0xB6: "∂", 0xB7: "•", 0xB8: "÷",
+    0xB9: "≠", 0xBA: "≡", 0xBB: "≈", 0xBC: "…", 0xC5: "⊕", 0xC6: "∅", 0xC7: "∩", 0xC8: "∪",
+    0xD6: "√", 0xD7: "⋅", 0xE5: "∑",
 }  # fmt: skip
 SYMBOL_PRIVATE_USE = str.maketrans({0xF000 + code: char for code, char in _SYMBOL_ENCODING.items()})
 
@@ -58,6 +56,7 @@ SYMBOL_PRIVATE_USE = str.maketrans({0xF000 + code: char for code, char in _SYMBO
 def font_text(text: str, font: str) -> str:
     """``text`` of a span in ``font``, a Symbol font's private-use glyphs read as Unicode."""
     return text.translate(SYMBOL_PRIVATE_USE) if font.lower().startswith("symbol") else text
+
 
 # "Table 3-1. TAG TYPEs", "Table A-2 ...", "Fig. 1.1.2: ..." but not "Figure 1-1 depicts ...".
 _CAPTION_NUMBER = r"\s*(?:[A-Z]\s*[.\-–]?\s*)?\d+(?:\s*[.\-–:]\s*\d+)*\s*[.:\-–]?\s*(?![a-z])"
